@@ -1,0 +1,218 @@
+/**
+ * The generation request: its schema (the single definition behind validation, types and OpenAPI) and
+ * the per-model rules of decisions.md §1 that a schema cannot say.
+ */
+import { randomInt } from 'node:crypto';
+import { type Static, Type } from '@sinclair/typebox';
+import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
+import { ApiError } from '../errors.js';
+import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from './frame-size.js';
+import {
+  type AssetField,
+  findModel,
+  MAX_REFERENCE_ASSETS,
+  MODEL_IDS,
+  type ModelDefinition,
+  type ModelId,
+  modelsAccepting,
+} from './models.js';
+
+export const PROMPT_MAX_LENGTH = 5000;
+export const CALLBACK_URL_MAX_LENGTH = 2048;
+export const SEED_MAX = 4294967295;
+export const DEFAULT_DURATION = 5;
+export const DEFAULT_QUALITY: Quality = '720p';
+
+const AssetUrls = (description: string) =>
+  Type.Array(Type.String({ minLength: 1 }), { description });
+
+export const GenerationRequestSchema = Type.Object(
+  {
+    model: Type.Union(
+      MODEL_IDS.map((id) => Type.Literal(id)),
+      { description: 'Selects the mode and the fast or standard variant.' },
+    ),
+    prompt: Type.String({
+      minLength: 1,
+      maxLength: PROMPT_MAX_LENGTH,
+      description: 'Text description of the video; references are named in plain language ("image 1").',
+    }),
+    image_urls: Type.Optional(AssetUrls('Image-to-video: first (and last) frame. Reference-to-video: reference images.')),
+    video_urls: Type.Optional(AssetUrls('Reference-to-video: reference videos.')),
+    audio_urls: Type.Optional(AssetUrls('Reference-to-video: reference audio, used as the soundtrack.')),
+    duration: Type.Optional(Type.Integer({ minimum: 4, maximum: 15, default: DEFAULT_DURATION })),
+    quality: Type.Optional(Type.Union(QUALITIES.map((q) => Type.Literal(q)), { default: DEFAULT_QUALITY })),
+    aspect_ratio: Type.Optional(Type.Union(ASPECT_RATIOS.map((r) => Type.Literal(r)))),
+    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: SEED_MAX })),
+    callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: CALLBACK_URL_MAX_LENGTH })),
+  },
+  { additionalProperties: false },
+);
+
+export type GenerationRequestBody = Static<typeof GenerationRequestSchema>;
+
+/** A request with every default applied: what a task stores and what an engine renders. */
+export interface GenerationParams {
+  readonly prompt: string;
+  readonly image_urls: readonly string[];
+  readonly video_urls: readonly string[];
+  readonly audio_urls: readonly string[];
+  readonly duration: number;
+  readonly quality: Quality;
+  readonly aspect_ratio: AspectRatio;
+  readonly seed: number;
+  readonly callback_url: string | null;
+}
+
+export interface ValidGeneration {
+  readonly model: ModelDefinition;
+  readonly params: GenerationParams;
+}
+
+const checker = TypeCompiler.Compile(GenerationRequestSchema);
+const KNOWN_FIELDS = new Set(Object.keys(GenerationRequestSchema.properties));
+const ASSET_FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
+
+function fieldOf(error: ValueError): string {
+  return error.path.split('/').filter(Boolean).join('.').replace(/\.(\d+)/g, '[$1]');
+}
+
+function schemaError(error: ValueError): ApiError {
+  const param = fieldOf(error);
+  if (error.type === ValueErrorType.ObjectRequiredProperty) {
+    return new ApiError('missing_parameter', `${param} is required.`, { param });
+  }
+  const allowed = error.schema.anyOf as { const: string }[] | undefined;
+  if (allowed) {
+    return new ApiError('invalid_parameter', `${param} must be one of ${allowed.map((s) => s.const).join(', ')}.`, {
+      param,
+    });
+  }
+  return new ApiError('invalid_parameter', `${param}: ${error.message.toLowerCase()}.`, { param });
+}
+
+function assertAssetUrl(value: string, param: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ApiError('invalid_parameter', `${param} is not a valid URL.`, { param });
+  }
+  if (url.protocol === 'http:' || url.protocol === 'https:') return;
+  if (url.protocol === 'data:' && /^data:[\w.+-]+\/[\w.+-]+(;[\w-]+=[\w.-]+)*;base64,/i.test(value)) return;
+  throw new ApiError('invalid_parameter', `${param} must be an http(s) URL or a base64 data: URL.`, { param });
+}
+
+function assertCallbackUrl(value: string): void {
+  const param = 'callback_url';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ApiError('invalid_parameter', 'callback_url is not a valid URL.', { param });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ApiError('invalid_parameter', 'callback_url must be an http or https URL.', { param });
+  }
+  if (url.username || url.password) {
+    throw new ApiError('invalid_parameter', 'callback_url must not contain credentials.', { param });
+  }
+}
+
+function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void {
+  let total = 0;
+  for (const field of ASSET_FIELDS) {
+    const urls = body[field];
+    const limits = model.assets[field];
+    if (!limits) {
+      if (urls !== undefined) {
+        throw new ApiError(
+          'invalid_parameter',
+          `${field} is not accepted by ${model.id}; it is accepted by ${modelsAccepting(field).join(', ')}.`,
+          { param: field },
+        );
+      }
+      continue;
+    }
+    const count = urls?.length ?? 0;
+    if (count < limits.min) {
+      throw new ApiError(
+        urls === undefined ? 'missing_parameter' : 'invalid_parameter',
+        `${field} needs at least ${limits.min} entr${limits.min === 1 ? 'y' : 'ies'} for ${model.id}.`,
+        { param: field },
+      );
+    }
+    if (count > limits.max) {
+      throw new ApiError('invalid_parameter', `${field} takes at most ${limits.max} entries for ${model.id}.`, {
+        param: field,
+      });
+    }
+    urls?.forEach((url, index) => assertAssetUrl(url, `${field}[${index}]`));
+    total += count;
+  }
+  if (model.mode === 'reference') {
+    if ((body.image_urls?.length ?? 0) + (body.video_urls?.length ?? 0) === 0) {
+      throw new ApiError(
+        'missing_parameter',
+        `${model.id} needs at least one image_urls or video_urls entry; audio cannot be the only reference.`,
+        { param: 'image_urls' },
+      );
+    }
+    if (total > MAX_REFERENCE_ASSETS) {
+      throw new ApiError('invalid_parameter', `At most ${MAX_REFERENCE_ASSETS} reference assets in all.`, {
+        param: 'image_urls',
+      });
+    }
+  }
+}
+
+/**
+ * Validates a parsed JSON body against decisions.md §1 and applies the defaults.
+ * Throws `ApiError` naming the first offending field.
+ */
+export function parseGenerationRequest(body: unknown, randomSeed: () => number = defaultSeed): ValidGeneration {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('invalid_json', 'The request body must be a JSON object.');
+  }
+  const record = body as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!KNOWN_FIELDS.has(key)) {
+      throw new ApiError('unknown_parameter', `Unknown parameter: ${key}.`, { param: key });
+    }
+  }
+  if (record.model === undefined) throw new ApiError('missing_parameter', 'model is required.', { param: 'model' });
+  const model = typeof record.model === 'string' ? findModel(record.model) : undefined;
+  if (!model) {
+    throw new ApiError('model_not_found', `The model ${JSON.stringify(record.model)} does not exist; use one of ${MODEL_IDS.join(', ')}.`, {
+      param: 'model',
+    });
+  }
+  const first = checker.Errors(record).First();
+  if (first) throw schemaError(first);
+  const valid = record as GenerationRequestBody;
+
+  const prompt = valid.prompt.trim();
+  if (prompt.length === 0) throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
+  checkAssets(model, valid);
+  if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
+
+  return {
+    model,
+    params: {
+      prompt,
+      image_urls: valid.image_urls ?? [],
+      video_urls: valid.video_urls ?? [],
+      audio_urls: valid.audio_urls ?? [],
+      duration: valid.duration ?? DEFAULT_DURATION,
+      quality: valid.quality ?? DEFAULT_QUALITY,
+      aspect_ratio: valid.aspect_ratio ?? (model.mode === 'text' ? '16:9' : 'adaptive'),
+      seed: valid.seed ?? randomSeed(),
+      callback_url: valid.callback_url ?? null,
+    },
+  };
+}
+
+function defaultSeed(): number {
+  return randomInt(0, SEED_MAX + 1);
+}
+

@@ -1,0 +1,62 @@
+/** Unguessable identifiers: task IDs and API keys. */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Environment } from './task.js';
+
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+export const TASK_ID_PREFIX = 'task-unified-';
+
+/** `task-unified-` and 26 Crockford base32 characters: 130 random bits. */
+export function newTaskId(): string {
+  const bytes = randomBytes(17);
+  let bits = 0n;
+  for (const byte of bytes) bits = (bits << 8n) | BigInt(byte);
+  let suffix = '';
+  for (let i = 0; i < 26; i++) {
+    suffix += CROCKFORD[Number(bits & 31n)];
+    bits >>= 5n;
+  }
+  return TASK_ID_PREFIX + suffix;
+}
+
+export function isTaskId(value: string): boolean {
+  return /^task-unified-[0-9A-HJKMNP-TV-Z]{26}$/.test(value);
+}
+
+/** Uniform base62 by rejection sampling (248 = 4 x 62, so bytes >= 248 are dropped). */
+function randomBase62(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      if (byte < 248 && out.length < length) out += BASE62[byte % 62];
+    }
+  }
+  return out;
+}
+
+export const API_KEY_PREFIXES: Record<Environment, string> = { development: 'vg_dev_', production: 'vg_prod_' };
+
+/** `vg_dev_`/`vg_prod_` and 40 base62 characters (about 238 bits). */
+export function newApiKey(environment: Environment): string {
+  return API_KEY_PREFIXES[environment] + randomBase62(40);
+}
+
+export function looksLikeApiKey(value: string): boolean {
+  return /^vg_(dev|prod)_[0-9A-Za-z]{32,}$/.test(value);
+}
+
+/** Keys carry enough entropy that a plain SHA-256 is a safe, fast lookup hash. */
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** What lists show of a key: its environment prefix and first characters. */
+export function apiKeyDisplayPrefix(key: string): string {
+  const env = key.startsWith('vg_prod_') ? 'vg_prod_' : 'vg_dev_';
+  return key.slice(0, env.length + 6);
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}_${randomBase62(24)}`;
+}

@@ -1,0 +1,105 @@
+/** The task: its statuses, the transitions between them, and the public shape clients see. */
+import type { TaskErrorCode } from '../errors.js';
+import type { Quality, AspectRatio } from './frame-size.js';
+import type { GenerationParams } from './generation-request.js';
+import type { ModelId } from './models.js';
+
+export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export const FINAL_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'failed']);
+
+const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
+  pending: ['processing', 'failed'],
+  // processing -> pending: a lease that expired or was released hands the task back to the queue.
+  processing: ['pending', 'completed', 'failed'],
+  completed: [],
+  failed: [],
+};
+
+export function canTransition(from: TaskStatus, to: TaskStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+export function isFinal(status: TaskStatus): boolean {
+  return FINAL_STATUSES.has(status);
+}
+
+export type Environment = 'development' | 'production';
+export const ENVIRONMENTS: readonly Environment[] = ['development', 'production'];
+
+export interface TaskError {
+  readonly code: TaskErrorCode;
+  readonly message: string;
+}
+
+/** Which account and environment may see a task. */
+export interface TaskScope {
+  readonly accountId: string;
+  readonly environment: Environment;
+}
+
+export interface TaskRecord extends TaskScope {
+  readonly id: string;
+  readonly model: ModelId;
+  readonly status: TaskStatus;
+  /** 0..100, never decreasing; 100 only when completed. */
+  readonly progress: number;
+  readonly params: GenerationParams;
+  readonly error: TaskError | null;
+  /** Storage key of the result video, once completed. */
+  readonly resultKey: string | null;
+  /** Times the task has been claimed; also the fencing token of the current claim. */
+  readonly attempts: number;
+  readonly leaseOwner: string | null;
+  /** Epoch milliseconds. */
+  readonly leaseExpiresAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly completedAt: number | null;
+}
+
+/** The task object of decisions.md §2, as `GET /v1/tasks/{id}` returns it. */
+export interface PublicTask {
+  id: string;
+  object: 'video.generation.task';
+  model: ModelId;
+  status: TaskStatus;
+  progress: number;
+  created_at: number;
+  updated_at: number;
+  completed_at?: number;
+  duration: number;
+  quality: Quality;
+  aspect_ratio: AspectRatio;
+  seed: number;
+  results?: string[];
+  error?: TaskError;
+}
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+export function toPublicTask(task: TaskRecord, resultUrl: string | undefined): PublicTask {
+  const out: PublicTask = {
+    id: task.id,
+    object: 'video.generation.task',
+    model: task.model,
+    status: task.status,
+    progress: task.progress,
+    created_at: seconds(task.createdAt),
+    updated_at: seconds(task.updatedAt),
+    duration: task.params.duration,
+    quality: task.params.quality,
+    aspect_ratio: task.params.aspect_ratio,
+    seed: task.params.seed,
+  };
+  if (task.completedAt !== null) out.completed_at = seconds(task.completedAt);
+  if (task.status === 'completed' && resultUrl) out.results = [resultUrl];
+  if (task.status === 'failed' && task.error) out.error = task.error;
+  return out;
+}
+
+/** Progress a running task may report: whole percent, capped below 100 until it completes. */
+export function runningProgress(fraction: number): number {
+  return Math.max(0, Math.min(99, Math.floor(fraction * 100)));
+}

@@ -1,0 +1,79 @@
+/**
+ * The one catalogue of error codes: every error an HTTP client or a failed task can see is named here.
+ * `ApiError` is what request handling throws; `TaskErrorCode` is what a failed task carries.
+ */
+
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'not_found_error'
+  | 'conflict_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+export const API_ERRORS = {
+  invalid_json: { status: 400, type: 'invalid_request_error' },
+  missing_parameter: { status: 400, type: 'invalid_request_error' },
+  invalid_parameter: { status: 400, type: 'invalid_request_error' },
+  unknown_parameter: { status: 400, type: 'invalid_request_error' },
+  model_not_found: { status: 400, type: 'invalid_request_error' },
+  missing_api_key: { status: 401, type: 'authentication_error' },
+  invalid_api_key: { status: 401, type: 'authentication_error' },
+  invalid_signature: { status: 403, type: 'authentication_error' },
+  task_not_found: { status: 404, type: 'not_found_error' },
+  not_found: { status: 404, type: 'not_found_error' },
+  method_not_allowed: { status: 405, type: 'invalid_request_error' },
+  idempotency_conflict: { status: 409, type: 'conflict_error' },
+  task_not_cancellable: { status: 409, type: 'conflict_error' },
+  payload_too_large: { status: 413, type: 'invalid_request_error' },
+  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
+  range_not_satisfiable: { status: 416, type: 'invalid_request_error' },
+  rate_limited: { status: 429, type: 'rate_limit_error' },
+  internal_error: { status: 500, type: 'api_error' },
+  overloaded: { status: 503, type: 'api_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+
+export type ApiErrorCode = keyof typeof API_ERRORS;
+
+export class ApiError extends Error {
+  readonly code: ApiErrorCode;
+  readonly status: number;
+  readonly type: ErrorType;
+  readonly param: string | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ApiErrorCode, message: string, options: { param?: string; headers?: Record<string, string> } = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = API_ERRORS[code].status;
+    this.type = API_ERRORS[code].type;
+    this.param = options.param;
+    this.headers = options.headers ?? {};
+  }
+}
+
+/** Codes a failed task carries in `error.code`. */
+export const TASK_ERROR_CODES = [
+  'cancelled',
+  'expired',
+  'asset_fetch_failed',
+  'invalid_asset',
+  'generation_failed',
+  'timeout',
+  'worker_lost',
+  'internal_error',
+] as const;
+
+export type TaskErrorCode = (typeof TASK_ERROR_CODES)[number];
+
+/** Thrown while running a task; the runner turns it into the task's `error`. */
+export class TaskFailure extends Error {
+  readonly code: TaskErrorCode;
+
+  constructor(code: TaskErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TaskFailure';
+    this.code = code;
+  }
+}

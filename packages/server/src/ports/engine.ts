@@ -1,0 +1,54 @@
+/**
+ * The `Engine` port: turns one generation into an MP4 file. Engines never touch the store; the runner
+ * hands them downloaded assets and an output path, and reads progress and failures back.
+ * Implementations: `local` (procedural renderer); exec, openai, comfyui and relay follow.
+ */
+import type { FrameSize } from '../domain/frame-size.js';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { AssetField, ModelDefinition } from '../domain/models.js';
+
+export interface LocalAsset {
+  readonly field: AssetField;
+  readonly index: number;
+  /** The URL the client gave. */
+  readonly url: string;
+  /** Where the downloaded bytes are. */
+  readonly path: string;
+  /** Set for images and videos. */
+  readonly width?: number;
+  readonly height?: number;
+  /** Seconds, for videos and audio. */
+  readonly duration?: number;
+}
+
+export interface RenderJob {
+  readonly taskId: string;
+  readonly model: ModelDefinition;
+  readonly params: GenerationParams;
+  /** Output size, `adaptive` already resolved. */
+  readonly frame: FrameSize;
+  readonly fps: number;
+  readonly images: readonly LocalAsset[];
+  readonly videos: readonly LocalAsset[];
+  readonly audios: readonly LocalAsset[];
+  /** Where the finished MP4 must be written. */
+  readonly outputPath: string;
+  /** A private scratch directory, removed by the runner afterwards. */
+  readonly workDir: string;
+}
+
+export interface RenderContext {
+  /** Aborted on cancel, lost lease or shutdown: stop promptly and reject. */
+  readonly signal: AbortSignal;
+  /** Fraction 0..1 of the render done. */
+  onProgress(fraction: number): void;
+}
+
+export interface Engine {
+  readonly name: string;
+  /** Throws `TaskFailure` for failures the client should see; anything else is `generation_failed`. */
+  render(job: RenderJob, context: RenderContext): Promise<void>;
+}
+
+/** Frames per second of every result (decisions.md §6). */
+export const OUTPUT_FPS = 24;

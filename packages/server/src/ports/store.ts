@@ -1,0 +1,95 @@
+/**
+ * The `Store` port: accounts, API keys and tasks. The task table is the queue. Implementations:
+ * SQLite (`store/sqlite-store.ts`); PostgreSQL follows with the same conformance suite.
+ */
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { ModelId } from '../domain/models.js';
+import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+
+export interface Account {
+  readonly id: string;
+  readonly createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly accountId: string;
+  readonly name: string;
+  readonly environment: Environment;
+  /** The first characters of the key, safe to show. */
+  readonly prefix: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+export interface NewApiKey {
+  readonly accountId: string;
+  readonly name: string;
+  readonly environment: Environment;
+  readonly prefix: string;
+  readonly hash: string;
+}
+
+export interface NewTask extends TaskScope {
+  readonly id: string;
+  readonly model: ModelId;
+  readonly params: GenerationParams;
+}
+
+export interface ClaimOptions {
+  readonly workerId: string;
+  readonly leaseMs: number;
+  /** Claim only these models; all models when absent. */
+  readonly models?: readonly ModelId[];
+}
+
+/** A claim on a task: fenced writes name the attempt they belong to. */
+export interface Claim {
+  readonly taskId: string;
+  readonly attempt: number;
+  readonly workerId: string;
+}
+
+export interface Store {
+  /** Applies pending numbered migrations. */
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+  /** A cheap round trip, for readiness checks. */
+  ping(): Promise<void>;
+
+  createAccount(): Promise<Account>;
+  countAccounts(): Promise<number>;
+  /** A named server-wide secret, created by `generate` on first use and the same for every process after. */
+  getOrCreateSecret(name: string, generate: () => string): Promise<string>;
+
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord>;
+  /** An active (not revoked) key by hash. */
+  findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
+  listApiKeys(accountId?: string): Promise<ApiKeyRecord[]>;
+  /** Revokes by key id or by displayed prefix; false when nothing active matched. */
+  revokeApiKey(idOrPrefix: string): Promise<boolean>;
+  touchApiKey(id: string, at: number): Promise<void>;
+
+  createTask(task: NewTask): Promise<TaskRecord>;
+  /** A task visible to `scope`, or any task when `scope` is absent (workers). */
+  getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined>;
+
+  /**
+   * Claims the oldest pending task, or a processing one whose lease expired and that has attempts left,
+   * and moves it to processing with a fresh lease and `attempts + 1`.
+   */
+  claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined>;
+  /** Fails, with `worker_lost`, processing tasks whose lease expired after their last allowed attempt. */
+  failAbandonedTasks(maxAttempts: number): Promise<number>;
+  /** Extends the lease; false when the claim is no longer current (the worker must stop). */
+  renewLease(claim: Claim, leaseMs: number): Promise<boolean>;
+  /** Raises progress (never lowers it); false when the claim is no longer current. */
+  reportProgress(claim: Claim, progress: number): Promise<boolean>;
+  completeTask(claim: Claim, resultKey: string): Promise<boolean>;
+  failTask(claim: Claim, error: TaskError): Promise<boolean>;
+  /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */
+  releaseTask(claim: Claim): Promise<boolean>;
+  /** Tasks pending now, for metrics and readiness. */
+  countPendingTasks(): Promise<number>;
+}
