@@ -42,7 +42,11 @@ export class ApiError extends Error {
   readonly param: string | undefined;
   readonly headers: Record<string, string>;
 
-  constructor(code: ApiErrorCode, message: string, options: { param?: string; headers?: Record<string, string> } = {}) {
+  constructor(
+    code: ApiErrorCode,
+    message: string,
+    options: { param?: string; headers?: Record<string, string> } = {},
+  ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;

@@ -23,8 +23,7 @@ export const SEED_MAX = 4294967295;
 export const DEFAULT_DURATION = 5;
 export const DEFAULT_QUALITY: Quality = '720p';
 
-const AssetUrls = (description: string) =>
-  Type.Array(Type.String({ minLength: 1 }), { description });
+const AssetUrls = (description: string) => Type.Array(Type.String({ minLength: 1 }), { description });
 
 export const GenerationRequestSchema = Type.Object(
   {
@@ -37,11 +36,18 @@ export const GenerationRequestSchema = Type.Object(
       maxLength: PROMPT_MAX_LENGTH,
       description: 'Text description of the video; references are named in plain language ("image 1").',
     }),
-    image_urls: Type.Optional(AssetUrls('Image-to-video: first (and last) frame. Reference-to-video: reference images.')),
+    image_urls: Type.Optional(
+      AssetUrls('Image-to-video: first (and last) frame. Reference-to-video: reference images.'),
+    ),
     video_urls: Type.Optional(AssetUrls('Reference-to-video: reference videos.')),
     audio_urls: Type.Optional(AssetUrls('Reference-to-video: reference audio, used as the soundtrack.')),
     duration: Type.Optional(Type.Integer({ minimum: 4, maximum: 15, default: DEFAULT_DURATION })),
-    quality: Type.Optional(Type.Union(QUALITIES.map((q) => Type.Literal(q)), { default: DEFAULT_QUALITY })),
+    quality: Type.Optional(
+      Type.Union(
+        QUALITIES.map((q) => Type.Literal(q)),
+        { default: DEFAULT_QUALITY },
+      ),
+    ),
     aspect_ratio: Type.Optional(Type.Union(ASPECT_RATIOS.map((r) => Type.Literal(r)))),
     seed: Type.Optional(Type.Integer({ minimum: 0, maximum: SEED_MAX })),
     callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: CALLBACK_URL_MAX_LENGTH })),
@@ -74,7 +80,11 @@ const KNOWN_FIELDS = new Set(Object.keys(GenerationRequestSchema.properties));
 const ASSET_FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
 
 function fieldOf(error: ValueError): string {
-  return error.path.split('/').filter(Boolean).join('.').replace(/\.(\d+)/g, '[$1]');
+  return error.path
+    .split('/')
+    .filter(Boolean)
+    .join('.')
+    .replace(/\.(\d+)/g, '[$1]');
 }
 
 function schemaError(error: ValueError): ApiError {
@@ -84,9 +94,13 @@ function schemaError(error: ValueError): ApiError {
   }
   const allowed = error.schema.anyOf as { const: string }[] | undefined;
   if (allowed) {
-    return new ApiError('invalid_parameter', `${param} must be one of ${allowed.map((s) => s.const).join(', ')}.`, {
-      param,
-    });
+    return new ApiError(
+      'invalid_parameter',
+      `${param} must be one of ${allowed.map((s) => s.const).join(', ')}.`,
+      {
+        param,
+      },
+    );
   }
   return new ApiError('invalid_parameter', `${param}: ${error.message.toLowerCase()}.`, { param });
 }
@@ -100,7 +114,9 @@ function assertAssetUrl(value: string, param: string): void {
   }
   if (url.protocol === 'http:' || url.protocol === 'https:') return;
   if (url.protocol === 'data:' && /^data:[\w.+-]+\/[\w.+-]+(;[\w-]+=[\w.-]+)*;base64,/i.test(value)) return;
-  throw new ApiError('invalid_parameter', `${param} must be an http(s) URL or a base64 data: URL.`, { param });
+  throw new ApiError('invalid_parameter', `${param} must be an http(s) URL or a base64 data: URL.`, {
+    param,
+  });
 }
 
 function assertCallbackUrl(value: string): void {
@@ -143,9 +159,13 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
       );
     }
     if (count > limits.max) {
-      throw new ApiError('invalid_parameter', `${field} takes at most ${limits.max} entries for ${model.id}.`, {
-        param: field,
-      });
+      throw new ApiError(
+        'invalid_parameter',
+        `${field} takes at most ${limits.max} entries for ${model.id}.`,
+        {
+          param: field,
+        },
+      );
     }
     urls?.forEach((url, index) => assertAssetUrl(url, `${field}[${index}]`));
     total += count;
@@ -170,7 +190,10 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
  * Validates a parsed JSON body against decisions.md §1 and applies the defaults.
  * Throws `ApiError` naming the first offending field.
  */
-export function parseGenerationRequest(body: unknown, randomSeed: () => number = defaultSeed): ValidGeneration {
+export function parseGenerationRequest(
+  body: unknown,
+  randomSeed: () => number = defaultSeed,
+): ValidGeneration {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError('invalid_json', 'The request body must be a JSON object.');
   }
@@ -180,19 +203,25 @@ export function parseGenerationRequest(body: unknown, randomSeed: () => number =
       throw new ApiError('unknown_parameter', `Unknown parameter: ${key}.`, { param: key });
     }
   }
-  if (record.model === undefined) throw new ApiError('missing_parameter', 'model is required.', { param: 'model' });
+  if (record.model === undefined)
+    throw new ApiError('missing_parameter', 'model is required.', { param: 'model' });
   const model = typeof record.model === 'string' ? findModel(record.model) : undefined;
   if (!model) {
-    throw new ApiError('model_not_found', `The model ${JSON.stringify(record.model)} does not exist; use one of ${MODEL_IDS.join(', ')}.`, {
-      param: 'model',
-    });
+    throw new ApiError(
+      'model_not_found',
+      `The model ${JSON.stringify(record.model)} does not exist; use one of ${MODEL_IDS.join(', ')}.`,
+      {
+        param: 'model',
+      },
+    );
   }
   const first = checker.Errors(record).First();
   if (first) throw schemaError(first);
   const valid = record as GenerationRequestBody;
 
   const prompt = valid.prompt.trim();
-  if (prompt.length === 0) throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
+  if (prompt.length === 0)
+    throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
   checkAssets(model, valid);
   if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
 
@@ -215,4 +244,3 @@ export function parseGenerationRequest(body: unknown, randomSeed: () => number =
 function defaultSeed(): number {
   return randomInt(0, SEED_MAX + 1);
 }
-

@@ -35,7 +35,10 @@ function randomBase62(length: number): string {
   return out;
 }
 
-export const API_KEY_PREFIXES: Record<Environment, string> = { development: 'vg_dev_', production: 'vg_prod_' };
+export const API_KEY_PREFIXES: Record<Environment, string> = {
+  development: 'vg_dev_',
+  production: 'vg_prod_',
+};
 
 /** `vg_dev_`/`vg_prod_` and 40 base62 characters (about 238 bits). */
 export function newApiKey(environment: Environment): string {

@@ -31,7 +31,11 @@ export interface ModelDefinition {
 const MODE_ASSETS: Record<GenerationMode, Partial<Record<AssetField, AssetLimits>>> = {
   text: {},
   image: { image_urls: { min: 1, max: 2 } },
-  reference: { image_urls: { min: 0, max: 9 }, video_urls: { min: 0, max: 3 }, audio_urls: { min: 0, max: 3 } },
+  reference: {
+    image_urls: { min: 0, max: 9 },
+    video_urls: { min: 0, max: 3 },
+    audio_urls: { min: 0, max: 3 },
+  },
 };
 
 /** Reference mode takes at most this many assets over all three fields. */
