@@ -167,7 +167,7 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
         },
       );
     }
-    urls?.forEach((url, index) => assertAssetUrl(url, `${field}[${index}]`));
+    for (const [index, url] of (urls ?? []).entries()) assertAssetUrl(url, `${field}[${index}]`);
     total += count;
   }
   if (model.mode === 'reference') {
