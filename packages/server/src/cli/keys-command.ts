@@ -1,0 +1,82 @@
+/** `videogen keys create|list|revoke`: key management against the configured store. */
+import { parseArgs } from 'node:util';
+import { openStore } from '../adapters.js';
+import { createApiKey } from '../api-keys.js';
+import { loadConfig } from '../config.js';
+import { ENVIRONMENTS, type Environment } from '../domain/task.js';
+import type { Store } from '../ports/store.js';
+import { UsageError } from './main.js';
+
+async function withStore<T>(action: (store: Store) => Promise<T>): Promise<T> {
+  const store = openStore(loadConfig().databaseUrl);
+  try {
+    await store.migrate();
+    return await action(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function isoOrDash(ms: number | null): string {
+  return ms === null ? '-' : new Date(ms).toISOString();
+}
+
+export async function keysCommand(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'create': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { name: { type: 'string' }, env: { type: 'string', default: 'development' }, account: { type: 'string' } },
+        strict: true,
+      });
+      if (!values.name) throw new UsageError('keys create needs --name NAME');
+      if (!ENVIRONMENTS.includes(values.env as Environment)) {
+        throw new UsageError(`--env must be one of ${ENVIRONMENTS.join(', ')}`);
+      }
+      const created = await withStore((store) =>
+        createApiKey(store, { name: values.name!, environment: values.env as Environment, accountId: values.account }),
+      );
+      // The key alone on stdout, so that scripts can capture it.
+      process.stdout.write(`${created.key}\n`);
+      return 0;
+    }
+    case 'list': {
+      const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
+      const keys = await withStore((store) => store.listApiKeys());
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
+        return 0;
+      }
+      const rows = keys.map((k) => [
+        k.id,
+        k.prefix,
+        k.name,
+        k.environment,
+        k.revokedAt === null ? 'active' : 'revoked',
+        isoOrDash(k.createdAt),
+        isoOrDash(k.lastUsedAt),
+      ]);
+      const header = ['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED'];
+      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
+      for (const row of [header, ...rows]) {
+        process.stdout.write(`${row.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+      }
+      return 0;
+    }
+    case 'revoke': {
+      const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
+      const target = positionals[0];
+      if (!target || positionals.length > 1) throw new UsageError('keys revoke needs exactly one key ID or prefix');
+      const revoked = await withStore((store) => store.revokeApiKey(target));
+      if (!revoked) {
+        process.stderr.write(`videogen: no active key matches ${JSON.stringify(target)}\n`);
+        return 1;
+      }
+      process.stdout.write(`revoked ${target}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(action ? `unknown keys action ${JSON.stringify(action)}` : 'keys needs an action');
+  }
+}

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+/** The `videogen` command. */
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../config.js';
+import { keysCommand } from './keys-command.js';
+import { serveCommand } from './serve-command.js';
+
+const USAGE = `Usage: videogen <command> [options]
+
+Commands:
+  serve                                   Serve the API and run workers (SQLite + local files by default)
+  keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
+  keys list [--json]                      List API keys (never the keys themselves)
+  keys revoke ID_OR_PREFIX                Revoke an API key
+
+Configuration comes from VIDEOGEN_* environment variables; see .env.example.`;
+
+export class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'serve':
+      parseArgs({ args: rest, options: {}, strict: true });
+      return serveCommand();
+    case 'keys':
+      return keysCommand(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return command === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command ${JSON.stringify(command)}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
+    process.stderr.write(`videogen: ${prefix}${error instanceof Error ? error.message : String(error)}\n`);
+    if (usage) process.stderr.write(`\n${USAGE}\n`);
+    process.exitCode = usage ? 2 : 1;
+  },
+);

@@ -1,0 +1,54 @@
+/** `videogen serve`: the API and an in-process worker pool until SIGTERM or SIGINT. */
+import { createFirstKey } from '../api-keys.js';
+import { loadConfig } from '../config.js';
+import { createLogger } from '../logger.js';
+import { startService } from '../service.js';
+
+function firstKeyBanner(key: string, baseUrl: string): string {
+  return `
+  videogen created the first development API key. It is shown only this once; store it now
+  (for example in VIDEOGEN_API_KEY or your secret manager):
+
+    ${key}
+
+  Try it:
+
+    curl -s ${baseUrl}/v1/videos/generations \\
+      -H "Authorization: Bearer ${key}" \\
+      -H "Content-Type: application/json" \\
+      -d '{"model": "videogen-2.0-fast-text-to-video", "prompt": "a red kite over green hills at sunset"}'
+
+    curl -s ${baseUrl}/v1/tasks/<id from the answer above> -H "Authorization: Bearer ${key}"
+
+`;
+}
+
+export async function serveCommand(): Promise<number> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const service = await startService(config, logger);
+
+  const first = await createFirstKey(service.store);
+  if (first) process.stdout.write(firstKeyBanner(first.key, service.publicUrl));
+
+  return new Promise((resolve) => {
+    let closing = false;
+    const shutdown = (signal: NodeJS.Signals) => {
+      if (closing) {
+        logger.warn({ signal }, 'second signal: exiting at once');
+        process.exit(1);
+      }
+      closing = true;
+      logger.info({ signal }, 'shutting down');
+      service.close().then(
+        () => resolve(0),
+        (error: unknown) => {
+          logger.error({ err: error }, 'shutdown failed');
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', shutdown);
+  });
+}

@@ -1,0 +1,89 @@
+/** Configuration from `VIDEOGEN_*` environment variables, checked once at start with errors that name the variable. */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export interface Config {
+  readonly host: string;
+  /** 0 picks a free port. */
+  readonly port: number;
+  /** Base of absolute URLs handed to clients; derived from host and port when unset. */
+  readonly publicUrl: string | undefined;
+  readonly dataDir: string;
+  readonly databaseUrl: string;
+  readonly storageUrl: string;
+  readonly workerConcurrency: number;
+  readonly leaseMs: number;
+  readonly maxAttempts: number;
+  readonly taskTimeoutMs: number;
+  readonly resultUrlTtlSeconds: number;
+  readonly allowPrivateNetworks: boolean;
+  readonly assetMaxBytes: number;
+  readonly assetTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  readonly shutdownGraceMs: number;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(name, `expected an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (/^(1|true|yes|on)$/i.test(raw)) return true;
+  if (/^(0|false|no|off)$/i.test(raw)) return false;
+  throw new ConfigError(name, `expected true or false, got ${JSON.stringify(raw)}`);
+}
+
+function url(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http(s)');
+  } catch {
+    throw new ConfigError(name, `expected an http(s) URL, got ${JSON.stringify(raw)}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+const MIB = 1024 * 1024;
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
+  const dataDir = resolve(cwd, env.VIDEOGEN_DATA_DIR || 'data');
+  return {
+    host: env.VIDEOGEN_HOST || '127.0.0.1',
+    port: integer(env, 'VIDEOGEN_PORT', 8080, 0, 65535),
+    publicUrl: url(env, 'VIDEOGEN_PUBLIC_URL'),
+    dataDir,
+    databaseUrl: env.VIDEOGEN_DATABASE_URL || resolve(dataDir, 'videogen.db'),
+    storageUrl: env.VIDEOGEN_STORAGE_URL || pathToFileURL(resolve(dataDir, 'files')).href,
+    workerConcurrency: integer(env, 'VIDEOGEN_WORKER_CONCURRENCY', 1, 0, 64),
+    leaseMs: integer(env, 'VIDEOGEN_LEASE_SECONDS', 30, 1, 3600) * 1000,
+    maxAttempts: integer(env, 'VIDEOGEN_MAX_ATTEMPTS', 3, 1, 100),
+    taskTimeoutMs: integer(env, 'VIDEOGEN_TASK_TIMEOUT_SECONDS', 900, 1) * 1000,
+    resultUrlTtlSeconds: integer(env, 'VIDEOGEN_RESULT_URL_TTL_SECONDS', 86_400, 60),
+    allowPrivateNetworks: boolean(env, 'VIDEOGEN_ALLOW_PRIVATE_NETWORKS', false),
+    assetMaxBytes: integer(env, 'VIDEOGEN_ASSET_MAX_MB', 50, 1, 10_240) * MIB,
+    assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
+    maxBodyBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB', 20, 1, 1024) * MIB,
+    shutdownGraceMs: integer(env, 'VIDEOGEN_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
+    logLevel: env.VIDEOGEN_LOG_LEVEL || 'info',
+  };
+}

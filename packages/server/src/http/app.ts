@@ -1,0 +1,61 @@
+/** The Fastify application: request ids, one log line per request, errors, authentication and the routes. */
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Store } from '../ports/store.js';
+import type { Storage } from '../ports/storage.js';
+import type { ResultLinks } from '../result-links.js';
+import type { TaskService } from '../task-service.js';
+import { createAuthenticator } from './authentication.js';
+import { errorHandler, notFoundHandler } from './error-handler.js';
+import { generationRoutes } from './routes/generations.js';
+import { healthRoutes } from './routes/health.js';
+import { resultRoutes } from './routes/results.js';
+import { taskRoutes } from './routes/tasks.js';
+
+export interface AppDependencies {
+  readonly store: Store;
+  readonly storage: Storage;
+  readonly tasks: TaskService;
+  readonly links: ResultLinks;
+  readonly logger: Logger;
+  readonly maxBodyBytes: number;
+  readonly isDraining: () => boolean;
+}
+
+export function buildApp(deps: AppDependencies): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    disableRequestLogging: true,
+    bodyLimit: deps.maxBodyBytes,
+    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
+    requestIdLogLabel: 'request_id',
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  // One line per request. The path is logged without its query string: result links carry signatures.
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        key_id: request.principal?.keyId,
+      },
+      'request',
+    );
+  });
+  app.setErrorHandler(errorHandler);
+  app.setNotFoundHandler(notFoundHandler);
+
+  const authenticate = createAuthenticator(deps.store);
+  healthRoutes(app, { store: deps.store, isDraining: deps.isDraining });
+  generationRoutes(app, { tasks: deps.tasks, authenticate });
+  taskRoutes(app, { tasks: deps.tasks, authenticate });
+  resultRoutes(app, { links: deps.links, storage: deps.storage });
+  return app;
+}

@@ -1,0 +1,145 @@
+/**
+ * Runs one claimed task to its end: download the assets, render with the model's engine, store the video,
+ * complete. Every store write is fenced by the claim, so a worker that lost its lease changes nothing.
+ */
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import { downloadAssets } from '../assets/download-assets.js';
+import { frameSize, resolveAspectRatio } from '../domain/frame-size.js';
+import { getModel } from '../domain/models.js';
+import type { TaskError, TaskRecord } from '../domain/task.js';
+import type { EngineRouter } from '../engines/engine-router.js';
+import { TaskFailure } from '../errors.js';
+import { OUTPUT_FPS } from '../ports/engine.js';
+import type { Claim, Store } from '../ports/store.js';
+import type { Storage } from '../ports/storage.js';
+import { resultKey } from '../result-links.js';
+import { ProgressReporter } from './progress-reporter.js';
+
+export interface RunTaskDependencies {
+  readonly store: Store;
+  readonly storage: Storage;
+  readonly engines: EngineRouter;
+  readonly dispatcher: Dispatcher;
+  readonly logger: Logger;
+  readonly leaseMs: number;
+  readonly taskTimeoutMs: number;
+  readonly assetMaxBytes: number;
+  readonly assetTimeoutMs: number;
+}
+
+/** Why a run was stopped from outside. */
+export type StopReason = 'shutdown' | 'lease_lost' | 'timeout';
+
+export class RunStopped extends Error {
+  readonly reason: StopReason;
+  constructor(reason: StopReason) {
+    super(`run stopped: ${reason}`);
+    this.name = 'RunStopped';
+    this.reason = reason;
+  }
+}
+
+export interface RunningTask {
+  readonly taskId: string;
+  stop(reason: StopReason): void;
+  readonly done: Promise<void>;
+}
+
+export function runTask(task: TaskRecord, workerId: string, deps: RunTaskDependencies): RunningTask {
+  const controller = new AbortController();
+  const stop = (reason: StopReason) => {
+    if (!controller.signal.aborted) controller.abort(new RunStopped(reason));
+  };
+  return { taskId: task.id, stop, done: execute(task, workerId, deps, controller.signal, stop) };
+}
+
+function describeFailure(error: unknown, taskTimeoutMs: number): TaskError {
+  if (error instanceof TaskFailure) return { code: error.code, message: error.message };
+  if (error instanceof RunStopped && error.reason === 'timeout') {
+    return { code: 'timeout', message: `Generation did not finish within ${Math.round(taskTimeoutMs / 1000)} s.` };
+  }
+  return { code: 'generation_failed', message: 'The engine failed to generate the video.' };
+}
+
+async function execute(
+  task: TaskRecord,
+  workerId: string,
+  deps: RunTaskDependencies,
+  signal: AbortSignal,
+  stop: (reason: StopReason) => void,
+): Promise<void> {
+  const claim: Claim = { taskId: task.id, attempt: task.attempts, workerId };
+  const log = deps.logger.child({ task_id: task.id, worker_id: workerId, attempt: task.attempts });
+  const heartbeat = setInterval(
+    () => {
+      deps.store.renewLease(claim, deps.leaseMs).then(
+        (held) => held || stop('lease_lost'),
+        (error: unknown) => log.warn({ err: error }, 'lease renewal failed'),
+      );
+    },
+    Math.max(250, Math.floor(deps.leaseMs / 3)),
+  );
+  const deadline = setTimeout(() => stop('timeout'), deps.taskTimeoutMs);
+  const progress = new ProgressReporter((value) => deps.store.reportProgress(claim, value));
+  let workDir: string | undefined;
+  const started = Date.now();
+
+  try {
+    const model = getModel(task.model);
+    const engine = deps.engines.engineFor(task.model);
+    if (!engine) throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
+    workDir = await mkdtemp(join(tmpdir(), 'videogen-'));
+    log.info({ model: task.model, engine: engine.name }, 'task started');
+
+    const assets = await downloadAssets(
+      task.params,
+      { workDir, dispatcher: deps.dispatcher, maxBytes: deps.assetMaxBytes, timeoutMs: deps.assetTimeoutMs },
+      signal,
+    );
+    progress.update('assets', 1);
+    const firstVisual = assets.images[0] ?? assets.videos[0];
+    const dimensions =
+      firstVisual?.width && firstVisual.height ? { width: firstVisual.width, height: firstVisual.height } : undefined;
+    const frame = frameSize(task.params.quality, resolveAspectRatio(task.params.aspect_ratio, dimensions));
+    const outputPath = join(workDir, 'output.mp4');
+
+    await engine.render(
+      { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets, outputPath, workDir },
+      { signal, onProgress: (fraction) => progress.update('render', fraction) },
+    );
+    signal.throwIfAborted();
+    const output = await stat(outputPath).catch(() => undefined);
+    if (!output?.size) throw new TaskFailure('generation_failed', 'The engine produced no video.');
+
+    progress.update('store', 0);
+    await deps.storage.putFile(resultKey(task.id), outputPath, 'video/mp4');
+    await progress.settle();
+    const completed = await deps.store.completeTask(claim, resultKey(task.id));
+    log.info({ ms: Date.now() - started, completed, bytes: output.size }, 'task finished');
+  } catch (error) {
+    await progress.settle();
+    const reason = signal.reason instanceof RunStopped ? signal.reason.reason : undefined;
+    if (reason === 'shutdown') {
+      await deps.store.releaseTask(claim);
+      log.info('task released at shutdown');
+    } else if (reason === 'lease_lost') {
+      log.warn('lease lost; another worker may take the task');
+    } else {
+      const failure = describeFailure(reason ? signal.reason : error, deps.taskTimeoutMs);
+      if (failure.code === 'generation_failed' || failure.code === 'internal_error') {
+        log.error({ err: error }, 'task failed');
+      } else {
+        log.info({ code: failure.code, message: failure.message }, 'task failed');
+      }
+      await deps.store.failTask(claim, failure);
+    }
+  } finally {
+    clearInterval(heartbeat);
+    clearTimeout(deadline);
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,107 @@
+/**
+ * The in-process worker pool: `concurrency` slots that claim pending tasks with a lease and run them.
+ * Slots sleep until `notify()` (a task was created here) or the poll interval, so other processes'
+ * tasks and expired leases are still picked up.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
+
+export interface WorkerPoolOptions extends RunTaskDependencies {
+  readonly concurrency: number;
+  readonly maxAttempts: number;
+  readonly pollIntervalMs?: number;
+}
+
+export class WorkerPool {
+  readonly workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  readonly #options: WorkerPoolOptions;
+  readonly #running = new Set<RunningTask>();
+  readonly #slots: Promise<void>[] = [];
+  readonly #wake = new Set<() => void>();
+  #stopping = false;
+  #reaper: NodeJS.Timeout | undefined;
+
+  constructor(options: WorkerPoolOptions) {
+    this.#options = options;
+  }
+
+  start(): void {
+    const { concurrency, store, maxAttempts, leaseMs, logger } = this.#options;
+    for (let i = 0; i < concurrency; i++) this.#slots.push(this.#slot());
+    const reap = () =>
+      store.failAbandonedTasks(maxAttempts).then(
+        (count) => count && logger.warn({ count }, 'tasks failed after their last lease expired'),
+        (error: unknown) => logger.error({ err: error }, 'reaping abandoned tasks failed'),
+      );
+    void reap();
+    this.#reaper = setInterval(reap, Math.max(1000, Math.floor(leaseMs / 2)));
+  }
+
+  /** A task may be waiting: wake every idle slot. */
+  notify(): void {
+    for (const wake of [...this.#wake]) wake();
+  }
+
+  get activeTasks(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Stops claiming, lets running tasks finish for up to `graceMs`, then stops the rest and hands them back
+   * to the queue so another worker (or this one after a restart) takes them at once.
+   */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#reaper);
+    this.notify();
+    const allDone = Promise.all(this.#slots);
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace'>((resolve) => {
+      timer = setTimeout(() => resolve('grace'), graceMs);
+    });
+    if ((await Promise.race([allDone, graceOver])) === 'grace') {
+      for (const task of this.#running) task.stop('shutdown');
+      await allDone;
+    }
+    clearTimeout(timer);
+  }
+
+  async #slot(): Promise<void> {
+    const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
+    while (!this.#stopping) {
+      let task: Awaited<ReturnType<typeof store.claimTask>>;
+      try {
+        task = await store.claimTask({ workerId: this.workerId, leaseMs, maxAttempts, models: engines.models() });
+      } catch (error) {
+        logger.error({ err: error }, 'claiming a task failed');
+        task = undefined;
+      }
+      if (!task) {
+        await this.#sleep(pollIntervalMs);
+        continue;
+      }
+      const running = runTask(task, this.workerId, this.#options);
+      this.#running.add(running);
+      try {
+        await running.done;
+      } catch (error) {
+        logger.error({ err: error, task_id: task.id }, 'task run ended with an error');
+      } finally {
+        this.#running.delete(running);
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake.add(done);
+    });
+  }
+}
