@@ -1,0 +1,177 @@
+/**
+ * Encodes raw RGBA frames written to ffmpeg's stdin into the result MP4 (decisions.md §6): H.264 yuv420p,
+ * moov first, optional AAC soundtrack looped or trimmed to the video and faded out at the end.
+ */
+import type { Writable } from 'node:stream';
+import { TaskFailure } from '../../errors.js';
+import { FfmpegProcess } from './ffmpeg-process.js';
+
+export type EncoderPreset = 'ultrafast' | 'veryfast';
+
+export interface FrameEncoderOptions {
+  readonly ffmpegPath: string;
+  readonly outputPath: string;
+  readonly width: number;
+  readonly height: number;
+  readonly fps: number;
+  readonly frameCount: number;
+  readonly preset: EncoderPreset;
+  /** An audio file to use as the soundtrack. */
+  readonly audioPath?: string;
+}
+
+/** x264 threads: fixed, so the bitstream does not depend on the machine's core count. */
+const ENCODER_THREADS = '2';
+const KEYFRAME_INTERVAL_SECONDS = 2;
+const MAX_FADE_OUT_SECONDS = 1;
+/** Frames node may queue ahead of ffmpeg before it waits: enough to overlap drawing with encoding. */
+const QUEUED_FRAMES = 2;
+
+function seconds(value: number): string {
+  return String(Math.round(value * 1e6) / 1e6);
+}
+
+export function encoderArgs(options: FrameEncoderOptions): string[] {
+  const { width, height, fps, frameCount, preset, audioPath } = options;
+  const duration = frameCount / fps;
+  const args = ['-hide_banner', '-loglevel', 'error', '-nostats', '-y'];
+  args.push('-f', 'rawvideo', '-pix_fmt', 'rgba', '-s', `${width}x${height}`, '-framerate', String(fps));
+  args.push('-i', 'pipe:0');
+  if (audioPath) {
+    args.push('-stream_loop', '-1', '-t', seconds(duration), '-i', audioPath);
+  }
+  args.push('-map', '0:v:0');
+  args.push(
+    '-vf',
+    'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
+    '-c:v',
+    'libx264',
+    '-preset',
+    preset,
+    '-crf',
+    preset === 'ultrafast' ? '23' : '20',
+    '-g',
+    String(fps * KEYFRAME_INTERVAL_SECONDS),
+    '-threads',
+    ENCODER_THREADS,
+    '-pix_fmt',
+    'yuv420p',
+    '-colorspace',
+    'bt709',
+    '-color_primaries',
+    'bt709',
+    '-color_trc',
+    'bt709',
+    '-color_range',
+    'tv',
+    // x264 writes its version and options into an SEI message; dropping SEI keeps the file build-independent.
+    '-bsf:v',
+    'filter_units=remove_types=6',
+  );
+  // No -frames:v: the video ends when stdin does, and a frame limit would also cut the audio short at
+  // whatever point it had reached (timing-dependent, so not even deterministic).
+  if (audioPath) {
+    const fade = Math.min(MAX_FADE_OUT_SECONDS, duration / 4);
+    args.push(
+      '-map',
+      '1:a:0',
+      '-af',
+      [
+        'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo',
+        // apad then atrim: a soundtrack that could not be looped still ends exactly with the video.
+        'apad',
+        `atrim=0:${seconds(duration)}`,
+        `afade=t=out:st=${seconds(duration - fade)}:d=${seconds(fade)}`,
+      ].join(','),
+      '-c:a',
+      'aac',
+      '-b:a',
+      '128k',
+    );
+  }
+  args.push(
+    '-map_metadata',
+    '-1',
+    '-map_chapters',
+    '-1',
+    '-fflags',
+    '+bitexact',
+    '-flags:v',
+    '+bitexact',
+    '-flags:a',
+    '+bitexact',
+    '-movflags',
+    '+faststart',
+    '-f',
+    'mp4',
+    options.outputPath,
+  );
+  return args;
+}
+
+export class FrameEncoder {
+  readonly #process: FfmpegProcess;
+  readonly #frameBytes: number;
+  #stdinBroken = false;
+
+  constructor(options: FrameEncoderOptions) {
+    this.#frameBytes = options.width * options.height * 4;
+    this.#process = new FfmpegProcess(options.ffmpegPath, encoderArgs(options), {
+      stdin: true,
+      stdout: false,
+    });
+    // ffmpeg exiting early makes writes fail with EPIPE; the exit status says why, so that is what we report.
+    this.#stdin().on('error', () => {
+      this.#stdinBroken = true;
+    });
+  }
+
+  #stdin(): Writable {
+    const stdin = this.#process.child.stdin;
+    if (!stdin) throw new Error('ffmpeg has no stdin pipe');
+    return stdin;
+  }
+
+  /** Queues one frame, waiting while ffmpeg is more than a couple of frames behind. */
+  async write(frame: Buffer): Promise<void> {
+    if (frame.length !== this.#frameBytes) {
+      throw new Error(`frame has ${frame.length} bytes, expected ${this.#frameBytes}`);
+    }
+    const stdin = this.#stdin();
+    if (this.#stdinBroken || stdin.destroyed || !this.#process.running) throw await this.#failure();
+    stdin.write(frame);
+    if (stdin.writableLength < QUEUED_FRAMES * this.#frameBytes) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stdin.off('drain', done);
+        stdin.off('close', done);
+        stdin.off('error', done);
+        resolve();
+      };
+      stdin.on('drain', done);
+      stdin.on('close', done);
+      stdin.on('error', done);
+    });
+    if (this.#stdinBroken || stdin.destroyed) throw await this.#failure();
+  }
+
+  /** Ends the input and waits for ffmpeg to write the file. */
+  async finish(): Promise<void> {
+    this.#stdin().end();
+    const exit = await this.#process.exited;
+    if (exit.code !== 0) throw new TaskFailure('generation_failed', this.#process.describeExit(exit));
+  }
+
+  kill(): void {
+    this.#process.kill();
+  }
+
+  get exited(): Promise<unknown> {
+    return this.#process.exited;
+  }
+
+  async #failure(): Promise<TaskFailure> {
+    const exit = await this.#process.exited;
+    return new TaskFailure('generation_failed', this.#process.describeExit(exit));
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * The built-in local engine: a procedural CPU renderer. It draws each frame (text, image or reference
+ * scene) and pipes it into ffmpeg, which writes the result MP4. The same job always gives the same bytes.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TaskFailure } from '../../errors.js';
+import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
+import { probe } from '../../media/probe.js';
+import type { Engine, LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
+import { FrameEncoder } from './frame-encoder.js';
+import { ImageScene } from './image-scene.js';
+import { ReferenceScene } from './reference-scene.js';
+import type { Scene, SceneSettings } from './scene.js';
+import { assetLabel } from './still-image.js';
+import { TextScene } from './text-scene.js';
+
+export interface LocalEngineOptions {
+  /** The ffmpeg binary; defaults to `media/ffmpeg-paths.ts`'s choice. */
+  readonly ffmpegPath?: string;
+}
+
+const PROGRESS_INTERVAL_MS = 250;
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('The render was aborted.', 'AbortError');
+}
+
+/** Settles with `work`, or rejects as soon as `signal` aborts, whichever is first. */
+async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(abortReason(signal));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, aborted]);
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+  }
+}
+
+async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<void> {
+  let hasAudio: boolean;
+  try {
+    hasAudio = (await probe(asset.path, signal)).streams.some((s) => s.type === 'audio');
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file is not readable audio.`, {
+      cause: error,
+    });
+  }
+  if (!hasAudio)
+    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file has no audio stream.`);
+}
+
+export class LocalEngine implements Engine {
+  readonly name = 'local';
+  readonly #ffmpegPath: string | undefined;
+
+  constructor(options: LocalEngineOptions = {}) {
+    this.#ffmpegPath = options.ffmpegPath;
+  }
+
+  async render(job: RenderJob, context: RenderContext): Promise<void> {
+    const { signal } = context;
+    signal.throwIfAborted();
+    const ffmpegPath = this.#ffmpegPath ?? defaultFfmpegPath();
+    const settings: SceneSettings = {
+      frame: job.frame,
+      fps: job.fps,
+      frameCount: Math.round(job.params.duration * job.fps),
+      fast: job.model.fast,
+      seed: job.params.seed,
+      prompt: job.params.prompt,
+    };
+    let scene: Scene | undefined;
+    let encoder: FrameEncoder | undefined;
+    const stop = (): Promise<unknown> => {
+      encoder?.kill();
+      return Promise.all([encoder?.exited, scene?.close()]);
+    };
+    const onAbort = (): void => void stop();
+    signal.addEventListener('abort', onAbort, { once: true });
+
+    const run = async (): Promise<void> => {
+      await mkdir(job.workDir, { recursive: true });
+      await mkdir(dirname(job.outputPath), { recursive: true });
+      const soundtrack = job.audios[0];
+      if (soundtrack) await checkSoundtrack(soundtrack, signal);
+      scene = await this.#createScene(job, settings, ffmpegPath, signal);
+      // The abort listener may already have run while the scene was loading.
+      if (signal.aborted) {
+        await stop();
+        return;
+      }
+      encoder = new FrameEncoder({
+        ffmpegPath,
+        outputPath: job.outputPath,
+        width: job.frame.width,
+        height: job.frame.height,
+        fps: settings.fps,
+        frameCount: settings.frameCount,
+        preset: job.model.fast ? 'ultrafast' : 'veryfast',
+        audioPath: soundtrack?.path,
+      });
+      let reportedAt = performance.now();
+      for (let index = 0; index < settings.frameCount; index++) {
+        if (signal.aborted) return;
+        await encoder.write(await scene.render(index));
+        const now = performance.now();
+        if (now - reportedAt >= PROGRESS_INTERVAL_MS) {
+          reportedAt = now;
+          context.onProgress((index + 1) / settings.frameCount);
+        }
+      }
+      await encoder.finish();
+    };
+
+    try {
+      await untilAborted(run(), signal);
+    } catch (error) {
+      await stop();
+      await rm(job.outputPath, { force: true });
+      if (signal.aborted) throw abortReason(signal);
+      if (error instanceof TaskFailure) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new TaskFailure('generation_failed', `The local engine failed: ${reason}`, { cause: error });
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await scene?.close();
+    }
+    context.onProgress(1);
+  }
+
+  async #createScene(
+    job: RenderJob,
+    settings: SceneSettings,
+    ffmpegPath: string,
+    signal: AbortSignal,
+  ): Promise<Scene> {
+    switch (job.model.mode) {
+      case 'text':
+        return new TextScene(settings);
+      case 'image':
+        return ImageScene.create(settings, job.images);
+      case 'reference':
+        return ReferenceScene.create(settings, {
+          images: job.images,
+          videos: job.videos,
+          ffmpegPath,
+          signal,
+        });
+    }
+  }
+}

@@ -1,0 +1,103 @@
+/** Small media files for tests: strongly coloured images, a test-pattern video and a sine-tone audio file. */
+import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { promisify } from 'node:util';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { ffmpegPath } from '../../src/media/ffmpeg-paths.js';
+import { meanColour, type Rgb } from './mp4-facts.js';
+
+const run = promisify(execFile);
+
+export interface TestImageOptions {
+  readonly width: number;
+  readonly height: number;
+  /** The dominant colour. */
+  readonly colour: Rgb;
+  /** A few shapes in this colour make the image more than a flat fill; they cover a small area. */
+  readonly accent?: Rgb;
+  /** Chosen from the file extension (.png, .jpg/.jpeg, .webp) when not given. */
+  readonly format?: 'png' | 'jpeg' | 'webp';
+}
+
+function formatOf(path: string): 'png' | 'jpeg' | 'webp' {
+  const ext = extname(path).toLowerCase();
+  if (ext === '.jpg' || ext === '.jpeg') return 'jpeg';
+  if (ext === '.webp') return 'webp';
+  return 'png';
+}
+
+const rgb = ([r, g, b]: Rgb): string => `rgb(${r}, ${g}, ${b})`;
+
+/** Writes an image at `path`: a `colour` field with small `accent` circles. */
+export async function writeTestImage(path: string, options: TestImageOptions): Promise<void> {
+  const { width, height } = options;
+  const canvas = createCanvas(width, height);
+  const ctx = canvas.getContext('2d');
+  ctx.fillStyle = rgb(options.colour);
+  ctx.fillRect(0, 0, width, height);
+  if (options.accent) {
+    ctx.fillStyle = rgb(options.accent);
+    const radius = Math.min(width, height) / 12;
+    for (const [fx, fy] of [
+      [0.25, 0.3],
+      [0.7, 0.6],
+      [0.45, 0.75],
+    ] as const) {
+      ctx.beginPath();
+      ctx.arc(width * fx, height * fy, radius, 0, Math.PI * 2);
+      ctx.fill();
+    }
+  }
+  const format = options.format ?? formatOf(path);
+  const bytes = format === 'png' ? await canvas.encode('png') : await canvas.encode(format, 92);
+  await writeFile(path, bytes);
+}
+
+/** Mean colour of an image file, decoded the way the local engine decodes it. */
+export async function imageMeanColour(path: string): Promise<Rgb> {
+  const image = await loadImage(await readFile(path));
+  const canvas = createCanvas(image.width, image.height);
+  const ctx = canvas.getContext('2d');
+  ctx.drawImage(image, 0, 0);
+  const { data } = ctx.getImageData(0, 0, image.width, image.height);
+  return meanColour(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 4);
+}
+
+export interface TestVideoOptions {
+  readonly width?: number;
+  readonly height?: number;
+  readonly seconds?: number;
+  readonly fps?: number;
+  /** A flat colour (an ffmpeg colour name or 0xRRGGBB) instead of the `testsrc` pattern. */
+  readonly colour?: string;
+}
+
+/** Writes a short H.264 MP4 at `path` from ffmpeg's lavfi `testsrc` (or a flat colour). */
+export async function writeTestVideo(path: string, options: TestVideoOptions = {}): Promise<void> {
+  const { width = 320, height = 240, seconds = 2, fps = 30 } = options;
+  const source = options.colour
+    ? `color=c=${options.colour}:size=${width}x${height}:rate=${fps}:duration=${seconds}`
+    : `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`;
+  await run(ffmpegPath(), [
+    ...['-v', 'error', '-nostdin', '-y', '-f', 'lavfi', '-i', source],
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', path],
+  ]);
+}
+
+export interface TestAudioOptions {
+  readonly seconds?: number;
+  readonly frequency?: number;
+}
+
+/** Writes a sine tone at `path`; the extension picks the format (.wav PCM, .m4a AAC, .mp3 …). */
+export async function writeTestAudio(path: string, options: TestAudioOptions = {}): Promise<void> {
+  const { seconds = 1.5, frequency = 440 } = options;
+  const codec = extname(path).toLowerCase() === '.m4a' ? ['-c:a', 'aac'] : [];
+  await run(ffmpegPath(), [
+    ...['-v', 'error', '-nostdin', '-y', '-f', 'lavfi'],
+    ...['-i', `sine=frequency=${frequency}:sample_rate=44100:duration=${seconds}`],
+    ...codec,
+    path,
+  ]);
+}
