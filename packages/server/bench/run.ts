@@ -22,17 +22,33 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
 async function load(url: string, headers: Record<string, string>): Promise<number> {
   const result = await autocannon({ url, headers, connections: 20, duration: seconds });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.average;
 }
 
 async function timeRender(): Promise<number> {
   const workDir = await mkdtemp(join(tmpdir(), 'videogen-bench-'));
   try {
-    const { model, params } = parseGenerationRequest({ model: 'videogen-2.0-fast-text-to-video', prompt: 'a red kite over green hills', seed: 1 });
+    const { model, params } = parseGenerationRequest({
+      model: 'videogen-2.0-fast-text-to-video',
+      prompt: 'a red kite over green hills',
+      seed: 1,
+    });
     const started = performance.now();
     await new LocalEngine().render(
-      { taskId: 'bench', model, params, frame: frameSize('720p', '16:9'), fps: OUTPUT_FPS, images: [], videos: [], audios: [], outputPath: join(workDir, 'out.mp4'), workDir },
+      {
+        taskId: 'bench',
+        model,
+        params,
+        frame: frameSize('720p', '16:9'),
+        fps: OUTPUT_FPS,
+        images: [],
+        videos: [],
+        audios: [],
+        outputPath: join(workDir, 'out.mp4'),
+        workDir,
+      },
       { signal: new AbortController().signal, onProgress: () => {} },
     );
     return performance.now() - started;
@@ -43,7 +59,11 @@ async function timeRender(): Promise<number> {
 
 async function main(): Promise<void> {
   const dataDir = await mkdtemp(join(tmpdir(), 'videogen-bench-'));
-  const config = loadConfig({ VIDEOGEN_DATA_DIR: dataDir, VIDEOGEN_PORT: '0', VIDEOGEN_WORKER_CONCURRENCY: '1' });
+  const config = loadConfig({
+    VIDEOGEN_DATA_DIR: dataDir,
+    VIDEOGEN_PORT: '0',
+    VIDEOGEN_WORKER_CONCURRENCY: '1',
+  });
   const service = await startService(config, pino({ level: 'warn' }));
   const { key } = await createApiKey(service.store, { name: 'bench', environment: 'development' });
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
@@ -55,7 +75,11 @@ async function main(): Promise<void> {
     const created = await fetch(`${service.publicUrl}/v1/videos/generations`, {
       method: 'POST',
       headers: auth,
-      body: JSON.stringify({ model: 'videogen-2.0-fast-text-to-video', prompt: 'a red kite over green hills', seed: 1 }),
+      body: JSON.stringify({
+        model: 'videogen-2.0-fast-text-to-video',
+        prompt: 'a red kite over green hills',
+        seed: 1,
+      }),
     });
     const task = (await created.json()) as { id: string; status: string };
     let status = task.status;
@@ -67,7 +91,9 @@ async function main(): Promise<void> {
     const endToEndMs = performance.now() - started;
     if (status !== 'completed') throw new Error('bench task failed');
 
-    const polledBody = await (await fetch(`${service.publicUrl}/v1/tasks/${task.id}`, { headers: auth })).text();
+    const polledBody = await (
+      await fetch(`${service.publicUrl}/v1/tasks/${task.id}`, { headers: auth })
+    ).text();
     const bare = Fastify();
     bare.get('/bare', async (_request, reply) => reply.type('application/json').send(polledBody));
     await bare.listen({ host: '127.0.0.1', port: 0 });
@@ -79,8 +105,18 @@ async function main(): Promise<void> {
     await bare.close();
 
     const rows = [
-      ['polling GET /v1/tasks/{id}', `${polling.toFixed(0)} req/s`, `bare Fastify route ${baseline.toFixed(0)} req/s`, (polling / baseline).toFixed(2)],
-      ['create → completed, 5 s 720p fast text', `${endToEndMs.toFixed(0)} ms`, `engine render alone ${renderMs.toFixed(0)} ms`, (endToEndMs / renderMs).toFixed(2)],
+      [
+        'polling GET /v1/tasks/{id}',
+        `${polling.toFixed(0)} req/s`,
+        `bare Fastify route ${baseline.toFixed(0)} req/s`,
+        (polling / baseline).toFixed(2),
+      ],
+      [
+        'create → completed, 5 s 720p fast text',
+        `${endToEndMs.toFixed(0)} ms`,
+        `engine render alone ${renderMs.toFixed(0)} ms`,
+        (endToEndMs / renderMs).toFixed(2),
+      ],
     ];
     console.log('| benchmark | measured | baseline (same run) | ratio |');
     console.log('|---|---|---|---|');

@@ -37,5 +37,9 @@ export async function createApiKey(
 export async function createFirstKey(store: Store): Promise<CreatedKey | undefined> {
   if ((await store.countAccounts()) > 0) return undefined;
   const account = await store.createAccount();
-  return createApiKey(store, { name: 'first development key', environment: 'development', accountId: account.id });
+  return createApiKey(store, {
+    name: 'first development key',
+    environment: 'development',
+    accountId: account.id,
+  });
 }

@@ -50,6 +50,8 @@ export class ResultLinks {
   }
 
   #sign(taskId: string, expires: number): string {
-    return createHmac('sha256', this.#secret).update(`${resultKey(taskId)}\n${expires}`).digest('base64url');
+    return createHmac('sha256', this.#secret)
+      .update(`${resultKey(taskId)}\n${expires}`)
+      .digest('base64url');
   }
 }

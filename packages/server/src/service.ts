@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { openStorage, openStore } from './adapters.js';
-import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Config } from './config.js';
 import { EngineRouter } from './engines/engine-router.js';
 import { LocalEngine } from './engines/local/local-engine.js';
 import { buildApp } from './http/app.js';
+import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
 import { ResultLinks } from './result-links.js';
 import { WorkerPool } from './runner/worker-pool.js';
@@ -30,7 +30,11 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const secret = await store.getOrCreateSecret('result_links', () => randomBytes(32).toString('base64url'));
 
   let publicUrl = config.publicUrl ?? '';
-  const links = new ResultLinks({ publicUrl: () => publicUrl, secret, ttlSeconds: config.resultUrlTtlSeconds });
+  const links = new ResultLinks({
+    publicUrl: () => publicUrl,
+    secret,
+    ttlSeconds: config.resultUrlTtlSeconds,
+  });
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   const pool = new WorkerPool({
     store,

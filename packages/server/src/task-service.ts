@@ -29,7 +29,10 @@ export class TaskService {
 
   async get(scope: TaskScope, taskId: string): Promise<PublicTask> {
     const task = await this.#store.getTask(taskId, scope);
-    if (!task) throw new ApiError('task_not_found', `No task ${taskId} exists for this API key.`, { param: 'task_id' });
+    if (!task)
+      throw new ApiError('task_not_found', `No task ${taskId} exists for this API key.`, {
+        param: 'task_id',
+      });
     return this.present(task);
   }
 

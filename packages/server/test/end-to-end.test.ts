@@ -35,7 +35,12 @@ async function download(url: string, name: string): Promise<string> {
 before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'videogen-e2e-'));
   dataDir = join(workDir, 'data');
-  await writeTestImage(join(workDir, 'red.png'), { width: 400, height: 400, colour: [220, 30, 30], accent: [250, 250, 250] });
+  await writeTestImage(join(workDir, 'red.png'), {
+    width: 400,
+    height: 400,
+    colour: [220, 30, 30],
+    accent: [250, 250, 250],
+  });
   await writeTestImage(join(workDir, 'blue.jpg'), { width: 640, height: 480, colour: [30, 40, 220] });
   await writeTestVideo(join(workDir, 'clip.mp4'), { width: 320, height: 240, seconds: 2 });
   await writeTestAudio(join(workDir, 'tone.m4a'), { seconds: 2 });
@@ -63,22 +68,44 @@ after(async () => {
 });
 
 describe('every model renders a video matching the request', () => {
-  const cases: { name: string; body: () => Record<string, unknown>; size: [number, number]; audio: boolean }[] = [
+  const cases: {
+    name: string;
+    body: () => Record<string, unknown>;
+    size: [number, number];
+    audio: boolean;
+  }[] = [
     {
       name: 'text-to-video, 480p 16:9, 4 s',
-      body: () => ({ model: 'videogen-2.0-text-to-video', prompt: 'a yellow sun over a calm sea', quality: '480p', duration: 4 }),
+      body: () => ({
+        model: 'videogen-2.0-text-to-video',
+        prompt: 'a yellow sun over a calm sea',
+        quality: '480p',
+        duration: 4,
+      }),
       size: [854, 480],
       audio: false,
     },
     {
       name: 'fast text-to-video, 480p 9:16, 5 s',
-      body: () => ({ model: 'videogen-2.0-fast-text-to-video', prompt: 'green rain', quality: '480p', aspect_ratio: '9:16', duration: 5 }),
+      body: () => ({
+        model: 'videogen-2.0-fast-text-to-video',
+        prompt: 'green rain',
+        quality: '480p',
+        aspect_ratio: '9:16',
+        duration: 5,
+      }),
       size: [480, 854],
       audio: false,
     },
     {
       name: 'image-to-video, first frame, adaptive follows the square image',
-      body: () => ({ model: 'videogen-2.0-image-to-video', prompt: 'push in', image_urls: [`${assets.url}/red.png`], quality: '480p', duration: 4 }),
+      body: () => ({
+        model: 'videogen-2.0-image-to-video',
+        prompt: 'push in',
+        image_urls: [`${assets.url}/red.png`],
+        quality: '480p',
+        duration: 4,
+      }),
       size: [480, 480],
       audio: false,
     },
@@ -154,7 +181,10 @@ describe('every model renders a video matching the request', () => {
       assert.equal(facts.video?.width, testCase.size[0]);
       assert.equal(facts.video?.height, testCase.size[1]);
       assert.equal(facts.video?.frameRate, 24);
-      assert.ok(Math.abs(facts.duration - Number(body.duration)) <= FRAME_SECONDS + 0.01, `duration ${facts.duration}`);
+      assert.ok(
+        Math.abs(facts.duration - Number(body.duration)) <= FRAME_SECONDS + 0.01,
+        `duration ${facts.duration}`,
+      );
       assert.equal(facts.audio !== undefined, testCase.audio, 'audio stream presence');
       assert.ok(facts.moovBeforeMdat);
     });
@@ -164,7 +194,12 @@ describe('every model renders a video matching the request', () => {
 describe('result links', () => {
   let task: PublicTask;
   before(async () => {
-    const created = await api.create({ model: 'videogen-2.0-fast-text-to-video', prompt: 'links', quality: '480p', duration: 4 });
+    const created = await api.create({
+      model: 'videogen-2.0-fast-text-to-video',
+      prompt: 'links',
+      quality: '480p',
+      duration: 4,
+    });
     task = await api.waitForFinal(created.body.id);
     assert.equal(task.status, 'completed');
   });
@@ -216,7 +251,11 @@ describe('failed tasks', () => {
   });
 
   it('name the field and index of an asset that is not what the field says', async () => {
-    const created = await api.create({ model: 'videogen-2.0-fast-image-to-video', prompt: 'text', image_urls: [`${assets.url}/notes.txt`] });
+    const created = await api.create({
+      model: 'videogen-2.0-fast-image-to-video',
+      prompt: 'text',
+      image_urls: [`${assets.url}/notes.txt`],
+    });
     const task = await api.waitForFinal(created.body.id);
     assert.equal(task.status, 'failed');
     assert.equal(task.error?.code, 'invalid_asset');
@@ -234,10 +273,19 @@ describe('keys from the CLI', () => {
     const client = api.withKey(key);
     const task = await client.create({ model: 'videogen-2.0-text-to-video', prompt: 'production' });
     assert.equal(task.status, 200);
-    assert.equal((await api.get(task.body.id)).status, 404, 'a development key does not see production tasks');
+    assert.equal(
+      (await api.get(task.body.id)).status,
+      404,
+      'a development key does not see production tasks',
+    );
 
     const listed = await runCli(['keys', 'list', '--json'], env);
-    const keys = JSON.parse(listed.stdout) as { id: string; prefix: string; name: string; environment: string }[];
+    const keys = JSON.parse(listed.stdout) as {
+      id: string;
+      prefix: string;
+      name: string;
+      environment: string;
+    }[];
     const ours = keys.find((k) => k.name === 'ci');
     assert.ok(ours);
     assert.equal(ours.environment, 'production');
@@ -268,7 +316,12 @@ describe('crashes and restarts', () => {
     const key = /(vg_dev_[0-9A-Za-z]{32,})/.exec(first.stdout())?.[1];
     assert.ok(key);
     let client = new Api(first.url, key);
-    const created = await client.create({ model: 'videogen-2.0-text-to-video', prompt: 'a long render', quality: '1080p', duration: 15 });
+    const created = await client.create({
+      model: 'videogen-2.0-text-to-video',
+      prompt: 'a long render',
+      quality: '1080p',
+      duration: 15,
+    });
     assert.equal(created.status, 200);
     const deadline = Date.now() + 60_000;
     let polled = (await client.get(created.body.id)).body;

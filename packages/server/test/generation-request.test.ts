@@ -24,7 +24,10 @@ function rejects(body: unknown, code: string, param?: string, message?: RegExp):
 
 describe('parseGenerationRequest', () => {
   it('applies the defaults of decisions.md §1 per mode', () => {
-    const text = parseGenerationRequest({ model: 'videogen-2.0-text-to-video', prompt: '  a fox  ' }, () => 7);
+    const text = parseGenerationRequest(
+      { model: 'videogen-2.0-text-to-video', prompt: '  a fox  ' },
+      () => 7,
+    );
     assert.deepEqual(text.params, {
       prompt: 'a fox',
       image_urls: [],
@@ -36,21 +39,35 @@ describe('parseGenerationRequest', () => {
       seed: 7,
       callback_url: null,
     });
-    const image = parseGenerationRequest({ model: 'videogen-2.0-fast-image-to-video', prompt: 'p', image_urls: [IMG] });
+    const image = parseGenerationRequest({
+      model: 'videogen-2.0-fast-image-to-video',
+      prompt: 'p',
+      image_urls: [IMG],
+    });
     assert.equal(image.params.aspect_ratio, 'adaptive');
     assert.equal(image.model.fast, true);
     assert.equal(image.model.mode, 'image');
-    const reference = parseGenerationRequest({ model: 'videogen-2.0-reference-to-video', prompt: 'p', video_urls: [VID] });
+    const reference = parseGenerationRequest({
+      model: 'videogen-2.0-reference-to-video',
+      prompt: 'p',
+      video_urls: [VID],
+    });
     assert.equal(reference.params.aspect_ratio, 'adaptive');
   });
 
   it('draws a random seed in range when none is given, and keeps a given one', () => {
     const seeds = new Set(
-      Array.from({ length: 20 }, () => parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'p' }).params.seed),
+      Array.from(
+        { length: 20 },
+        () => parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'p' }).params.seed,
+      ),
     );
     assert.ok(seeds.size > 1);
     for (const seed of seeds) assert.ok(Number.isInteger(seed) && seed >= 0 && seed <= 4294967295);
-    assert.equal(parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'p', seed: 4294967295 }).params.seed, 4294967295);
+    assert.equal(
+      parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'p', seed: 4294967295 }).params.seed,
+      4294967295,
+    );
   });
 
   it('rejects bodies that are not objects', () => {
@@ -58,7 +75,11 @@ describe('parseGenerationRequest', () => {
   });
 
   it('names unknown fields', () => {
-    rejects({ model: MODEL_IDS[0], prompt: 'p', negative_prompt: 'x' }, 'unknown_parameter', 'negative_prompt');
+    rejects(
+      { model: MODEL_IDS[0], prompt: 'p', negative_prompt: 'x' },
+      'unknown_parameter',
+      'negative_prompt',
+    );
   });
 
   it('requires model and prompt, and knows the six models', () => {
@@ -72,13 +93,17 @@ describe('parseGenerationRequest', () => {
     rejects({ model: MODEL_IDS[0], prompt: '' }, 'invalid_parameter', 'prompt');
     rejects({ model: MODEL_IDS[0], prompt: '   ' }, 'invalid_parameter', 'prompt');
     rejects({ model: MODEL_IDS[0], prompt: 'x'.repeat(5001) }, 'invalid_parameter', 'prompt');
-    assert.equal(parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'x'.repeat(5000) }).params.prompt.length, 5000);
+    assert.equal(
+      parseGenerationRequest({ model: MODEL_IDS[0], prompt: 'x'.repeat(5000) }).params.prompt.length,
+      5000,
+    );
   });
 
   it('checks duration, quality, aspect_ratio and seed ranges', () => {
     const base = { model: MODEL_IDS[0], prompt: 'p' };
     for (const duration of [3, 16, 5.5, '5']) rejects({ ...base, duration }, 'invalid_parameter', 'duration');
-    for (const duration of [4, 15]) assert.equal(parseGenerationRequest({ ...base, duration }).params.duration, duration);
+    for (const duration of [4, 15])
+      assert.equal(parseGenerationRequest({ ...base, duration }).params.duration, duration);
     rejects({ ...base, quality: '4k' }, 'invalid_parameter', 'quality', /480p, 720p, 1080p/);
     rejects({ ...base, aspect_ratio: '2:1' }, 'invalid_parameter', 'aspect_ratio');
     for (const seed of [-1, 4294967296, 1.5]) rejects({ ...base, seed }, 'invalid_parameter', 'seed');
@@ -97,7 +122,11 @@ describe('parseGenerationRequest', () => {
       'video_urls',
       /reference-to-video/,
     );
-    rejects({ model: 'videogen-2.0-image-to-video', prompt: 'p', image_urls: [IMG], audio_urls: [AUD] }, 'invalid_parameter', 'audio_urls');
+    rejects(
+      { model: 'videogen-2.0-image-to-video', prompt: 'p', image_urls: [IMG], audio_urls: [AUD] },
+      'invalid_parameter',
+      'audio_urls',
+    );
   });
 
   it('needs 1 or 2 images in image mode', () => {
@@ -105,23 +134,46 @@ describe('parseGenerationRequest', () => {
     rejects({ model, prompt: 'p' }, 'missing_parameter', 'image_urls');
     rejects({ model, prompt: 'p', image_urls: [] }, 'invalid_parameter', 'image_urls');
     rejects({ model, prompt: 'p', image_urls: [IMG, IMG, IMG] }, 'invalid_parameter', 'image_urls');
-    assert.equal(parseGenerationRequest({ model, prompt: 'p', image_urls: [IMG, IMG] }).params.image_urls.length, 2);
+    assert.equal(
+      parseGenerationRequest({ model, prompt: 'p', image_urls: [IMG, IMG] }).params.image_urls.length,
+      2,
+    );
   });
 
   it('bounds reference assets and refuses audio alone', () => {
     const model = 'videogen-2.0-reference-to-video';
     rejects({ model, prompt: 'p' }, 'missing_parameter');
-    rejects({ model, prompt: 'p', audio_urls: [AUD] }, 'missing_parameter', undefined, /audio cannot be the only/);
+    rejects(
+      { model, prompt: 'p', audio_urls: [AUD] },
+      'missing_parameter',
+      undefined,
+      /audio cannot be the only/,
+    );
     rejects({ model, prompt: 'p', image_urls: Array(10).fill(IMG) }, 'invalid_parameter', 'image_urls');
     rejects({ model, prompt: 'p', video_urls: Array(4).fill(VID) }, 'invalid_parameter', 'video_urls');
-    rejects({ model, prompt: 'p', image_urls: [IMG], audio_urls: Array(4).fill(AUD) }, 'invalid_parameter', 'audio_urls');
     rejects(
-      { model, prompt: 'p', image_urls: Array(9).fill(IMG), video_urls: Array(3).fill(VID), audio_urls: [AUD] },
+      { model, prompt: 'p', image_urls: [IMG], audio_urls: Array(4).fill(AUD) },
+      'invalid_parameter',
+      'audio_urls',
+    );
+    rejects(
+      {
+        model,
+        prompt: 'p',
+        image_urls: Array(9).fill(IMG),
+        video_urls: Array(3).fill(VID),
+        audio_urls: [AUD],
+      },
       'invalid_parameter',
       undefined,
       /At most 12/,
     );
-    const ok = parseGenerationRequest({ model, prompt: 'p', image_urls: Array(9).fill(IMG), video_urls: Array(3).fill(VID) });
+    const ok = parseGenerationRequest({
+      model,
+      prompt: 'p',
+      image_urls: Array(9).fill(IMG),
+      video_urls: Array(3).fill(VID),
+    });
     assert.equal(ok.params.video_urls.length, 3);
   });
 
@@ -131,15 +183,29 @@ describe('parseGenerationRequest', () => {
     rejects({ model, prompt: 'p', image_urls: ['not a url'] }, 'invalid_parameter', 'image_urls[0]');
     rejects({ model, prompt: 'p', image_urls: ['data:image/png,abc'] }, 'invalid_parameter', 'image_urls[0]');
     rejects({ model, prompt: 'p', image_urls: [3] }, 'invalid_parameter', 'image_urls[0]');
-    assert.ok(parseGenerationRequest({ model, prompt: 'p', image_urls: ['data:image/png;base64,iVBORw0KGgo='] }));
+    assert.ok(
+      parseGenerationRequest({ model, prompt: 'p', image_urls: ['data:image/png;base64,iVBORw0KGgo='] }),
+    );
   });
 
   it('checks callback_url', () => {
     const base = { model: MODEL_IDS[0], prompt: 'p' };
     rejects({ ...base, callback_url: 'ftp://example.com/hook' }, 'invalid_parameter', 'callback_url');
-    rejects({ ...base, callback_url: 'https://user:pw@example.com/hook' }, 'invalid_parameter', 'callback_url', /credentials/);
-    rejects({ ...base, callback_url: `https://example.com/${'a'.repeat(2048)}` }, 'invalid_parameter', 'callback_url');
-    assert.equal(parseGenerationRequest({ ...base, callback_url: 'https://example.com/h' }).params.callback_url, 'https://example.com/h');
+    rejects(
+      { ...base, callback_url: 'https://user:pw@example.com/hook' },
+      'invalid_parameter',
+      'callback_url',
+      /credentials/,
+    );
+    rejects(
+      { ...base, callback_url: `https://example.com/${'a'.repeat(2048)}` },
+      'invalid_parameter',
+      'callback_url',
+    );
+    assert.equal(
+      parseGenerationRequest({ ...base, callback_url: 'https://example.com/h' }).params.callback_url,
+      'https://example.com/h',
+    );
   });
 
   it('accepts every well-formed text request and echoes what was given (property)', () => {
@@ -169,7 +235,18 @@ describe('parseGenerationRequest', () => {
   });
 
   it('names any unknown field (property)', () => {
-    const known = new Set(['model', 'prompt', 'image_urls', 'video_urls', 'audio_urls', 'duration', 'quality', 'aspect_ratio', 'seed', 'callback_url']);
+    const known = new Set([
+      'model',
+      'prompt',
+      'image_urls',
+      'video_urls',
+      'audio_urls',
+      'duration',
+      'quality',
+      'aspect_ratio',
+      'seed',
+      'callback_url',
+    ]);
     fc.assert(
       fc.property(
         fc.string({ minLength: 1, maxLength: 20 }).filter((k) => !known.has(k) && k !== '__proto__'),

@@ -18,7 +18,12 @@ before(async () => {
 });
 after(() => server.close());
 
-function assertError(response: { status: number; headers: Headers; body: unknown }, status: number, code: string, param?: string) {
+function assertError(
+  response: { status: number; headers: Headers; body: unknown },
+  status: number,
+  code: string,
+  param?: string,
+) {
   const body = response.body as ErrorBody;
   assert.equal(response.status, status, JSON.stringify(body));
   assert.equal(body.error.code, code);
@@ -48,9 +53,30 @@ describe('POST /v1/videos/generations', () => {
   });
 
   it('answers 400 invalid_json for malformed JSON', async () => {
-    assertError(await api.request('POST', '/v1/videos/generations', { rawBody: '{"model":', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
-    assertError(await api.request('POST', '/v1/videos/generations', { rawBody: '', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
-    assertError(await api.request('POST', '/v1/videos/generations', { rawBody: '[1]', headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+    assertError(
+      await api.request('POST', '/v1/videos/generations', {
+        rawBody: '{"model":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_json',
+    );
+    assertError(
+      await api.request('POST', '/v1/videos/generations', {
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_json',
+    );
+    assertError(
+      await api.request('POST', '/v1/videos/generations', {
+        rawBody: '[1]',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_json',
+    );
   });
 
   it('answers 400 missing_parameter, invalid_parameter, unknown_parameter and model_not_found', async () => {
@@ -65,7 +91,10 @@ describe('POST /v1/videos/generations', () => {
 
   it('answers 415 unsupported_media_type for a non-JSON body', async () => {
     assertError(
-      await api.request('POST', '/v1/videos/generations', { rawBody: 'model=x', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      await api.request('POST', '/v1/videos/generations', {
+        rawBody: 'model=x',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
       415,
       'unsupported_media_type',
     );
@@ -82,11 +111,19 @@ describe('authentication', () => {
     const anonymous = api.withKey(undefined);
     assertError(await anonymous.create(TEXT), 401, 'missing_api_key');
     assertError(await anonymous.get('task-unified-00000000000000000000000000'), 401, 'missing_api_key');
-    assertError(await api.request('GET', '/v1/tasks/x', { headers: { authorization: 'Basic abc' } }), 401, 'missing_api_key');
+    assertError(
+      await api.request('GET', '/v1/tasks/x', { headers: { authorization: 'Basic abc' } }),
+      401,
+      'missing_api_key',
+    );
   });
 
   it('answers 401 invalid_api_key for an unknown or revoked key', async () => {
-    assertError(await api.withKey('vg_dev_0000000000000000000000000000000000000000').create(TEXT), 401, 'invalid_api_key');
+    assertError(
+      await api.withKey('vg_dev_0000000000000000000000000000000000000000').create(TEXT),
+      401,
+      'invalid_api_key',
+    );
     const { key, id } = await server.newKey('development', accountId);
     const fresh = api.withKey(key);
     assert.equal((await fresh.create(TEXT)).status, 200);
@@ -130,7 +167,11 @@ describe('every answer', () => {
 
   it('refuses result links with a bad or missing signature', async () => {
     const created = await api.create(TEXT);
-    assertError(await api.request('GET', `/v1/results/${created.body.id}.mp4?expires=9999999999&signature=abc`), 403, 'invalid_signature');
+    assertError(
+      await api.request('GET', `/v1/results/${created.body.id}.mp4?expires=9999999999&signature=abc`),
+      403,
+      'invalid_signature',
+    );
     assertError(await api.request('GET', `/v1/results/${created.body.id}.mp4`), 403, 'invalid_signature');
   });
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { apiKeyDisplayPrefix, hashApiKey, isTaskId, looksLikeApiKey, newApiKey, newTaskId } from '../src/domain/identifiers.js';
+import {
+  apiKeyDisplayPrefix,
+  hashApiKey,
+  isTaskId,
+  looksLikeApiKey,
+  newApiKey,
+  newTaskId,
+} from '../src/domain/identifiers.js';
 
 describe('identifiers', () => {
   it('task ids: task-unified- and 26 base32 characters, never repeating', () => {

@@ -27,7 +27,11 @@ export async function keysCommand(args: string[]): Promise<number> {
     case 'create': {
       const { values } = parseArgs({
         args: rest,
-        options: { name: { type: 'string' }, env: { type: 'string', default: 'development' }, account: { type: 'string' } },
+        options: {
+          name: { type: 'string' },
+          env: { type: 'string', default: 'development' },
+          account: { type: 'string' },
+        },
         strict: true,
       });
       if (!values.name) throw new UsageError('keys create needs --name NAME');
@@ -35,14 +39,22 @@ export async function keysCommand(args: string[]): Promise<number> {
         throw new UsageError(`--env must be one of ${ENVIRONMENTS.join(', ')}`);
       }
       const created = await withStore((store) =>
-        createApiKey(store, { name: values.name!, environment: values.env as Environment, accountId: values.account }),
+        createApiKey(store, {
+          name: values.name!,
+          environment: values.env as Environment,
+          accountId: values.account,
+        }),
       );
       // The key alone on stdout, so that scripts can capture it.
       process.stdout.write(`${created.key}\n`);
       return 0;
     }
     case 'list': {
-      const { values } = parseArgs({ args: rest, options: { json: { type: 'boolean', default: false } }, strict: true });
+      const { values } = parseArgs({
+        args: rest,
+        options: { json: { type: 'boolean', default: false } },
+        strict: true,
+      });
       const keys = await withStore((store) => store.listApiKeys());
       if (values.json) {
         process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
@@ -60,14 +72,20 @@ export async function keysCommand(args: string[]): Promise<number> {
       const header = ['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED'];
       const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
       for (const row of [header, ...rows]) {
-        process.stdout.write(`${row.map((cell, i) => String(cell).padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`);
+        process.stdout.write(
+          `${row
+            .map((cell, i) => String(cell).padEnd(widths[i] ?? 0))
+            .join('  ')
+            .trimEnd()}\n`,
+        );
       }
       return 0;
     }
     case 'revoke': {
       const { positionals } = parseArgs({ args: rest, options: {}, allowPositionals: true, strict: true });
       const target = positionals[0];
-      if (!target || positionals.length > 1) throw new UsageError('keys revoke needs exactly one key ID or prefix');
+      if (!target || positionals.length > 1)
+        throw new UsageError('keys revoke needs exactly one key ID or prefix');
       const revoked = await withStore((store) => store.revokeApiKey(target));
       if (!revoked) {
         process.stderr.write(`videogen: no active key matches ${JSON.stringify(target)}\n`);

@@ -41,7 +41,8 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (error: unknown) => {
-    const usage = error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+    const usage =
+      error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
     const prefix = error instanceof ConfigError ? 'configuration error: ' : '';
     process.stderr.write(`videogen: ${prefix}${error instanceof Error ? error.message : String(error)}\n`);
     if (usage) process.stderr.write(`\n${USAGE}\n`);

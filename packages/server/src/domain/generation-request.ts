@@ -13,7 +13,6 @@ import {
   MAX_REFERENCE_ASSETS,
   MODEL_IDS,
   type ModelDefinition,
-  type ModelId,
   modelsAccepting,
 } from './models.js';
 

@@ -2,8 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import type { Store } from '../ports/store.js';
 import type { Storage } from '../ports/storage.js';
+import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
 import { createAuthenticator } from './authentication.js';

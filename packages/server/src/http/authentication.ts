@@ -24,11 +24,17 @@ export function createAuthenticator(store: Store, now: () => number = Date.now) 
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
     if (!header) {
-      throw new ApiError('missing_api_key', 'Send your API key in the Authorization header as "Bearer <API_KEY>".');
+      throw new ApiError(
+        'missing_api_key',
+        'Send your API key in the Authorization header as "Bearer <API_KEY>".',
+      );
     }
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match?.[1]) {
-      throw new ApiError('missing_api_key', 'The Authorization header must have the form "Bearer <API_KEY>".');
+      throw new ApiError(
+        'missing_api_key',
+        'The Authorization header must have the form "Bearer <API_KEY>".',
+      );
     }
     const key = await store.findActiveApiKey(hashApiKey(match[1]));
     if (!key) throw new ApiError('invalid_api_key', 'The API key is unknown or has been revoked.');

@@ -42,7 +42,11 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
 }
 
-export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+export function errorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
   const known = toApiError(error);
   if (known) return sendError(reply, known);
   request.log.error({ err: error }, 'unhandled error');
@@ -50,5 +54,8 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
 }
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendError(reply, new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`));
+  return sendError(
+    reply,
+    new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`),
+  );
 }

@@ -6,7 +6,11 @@ import { runningProgress } from '../domain/task.js';
 
 export type Phase = 'assets' | 'render' | 'store';
 
-const PHASES: Record<Phase, [number, number]> = { assets: [0, 0.05], render: [0.05, 0.95], store: [0.95, 0.99] };
+const PHASES: Record<Phase, [number, number]> = {
+  assets: [0, 0.05],
+  render: [0.05, 0.95],
+  store: [0.95, 0.99],
+};
 
 export class ProgressReporter {
   readonly #write: (progress: number) => Promise<unknown>;

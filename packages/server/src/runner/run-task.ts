@@ -14,8 +14,8 @@ import type { TaskError, TaskRecord } from '../domain/task.js';
 import type { EngineRouter } from '../engines/engine-router.js';
 import { TaskFailure } from '../errors.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
-import type { Claim, Store } from '../ports/store.js';
 import type { Storage } from '../ports/storage.js';
+import type { Claim, Store } from '../ports/store.js';
 import { resultKey } from '../result-links.js';
 import { ProgressReporter } from './progress-reporter.js';
 
@@ -60,7 +60,10 @@ export function runTask(task: TaskRecord, workerId: string, deps: RunTaskDepende
 function describeFailure(error: unknown, taskTimeoutMs: number): TaskError {
   if (error instanceof TaskFailure) return { code: error.code, message: error.message };
   if (error instanceof RunStopped && error.reason === 'timeout') {
-    return { code: 'timeout', message: `Generation did not finish within ${Math.round(taskTimeoutMs / 1000)} s.` };
+    return {
+      code: 'timeout',
+      message: `Generation did not finish within ${Math.round(taskTimeoutMs / 1000)} s.`,
+    };
   }
   return { code: 'generation_failed', message: 'The engine failed to generate the video.' };
 }
@@ -103,7 +106,9 @@ async function execute(
     progress.update('assets', 1);
     const firstVisual = assets.images[0] ?? assets.videos[0];
     const dimensions =
-      firstVisual?.width && firstVisual.height ? { width: firstVisual.width, height: firstVisual.height } : undefined;
+      firstVisual?.width && firstVisual.height
+        ? { width: firstVisual.width, height: firstVisual.height }
+        : undefined;
     const frame = frameSize(task.params.quality, resolveAspectRatio(task.params.aspect_ratio, dimensions));
     const outputPath = join(workDir, 'output.mp4');
 

@@ -72,7 +72,12 @@ export class WorkerPool {
     while (!this.#stopping) {
       let task: Awaited<ReturnType<typeof store.claimTask>>;
       try {
-        task = await store.claimTask({ workerId: this.workerId, leaseMs, maxAttempts, models: engines.models() });
+        task = await store.claimTask({
+          workerId: this.workerId,
+          leaseMs,
+          maxAttempts,
+          models: engines.models(),
+        });
       } catch (error) {
         logger.error({ err: error }, 'claiming a task failed');
         task = undefined;

@@ -21,7 +21,11 @@ export class Api {
     return new Api(this.baseUrl, key);
   }
 
-  async request<T = unknown>(method: string, path: string, init: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {}): Promise<ApiResponse<T>> {
+  async request<T = unknown>(
+    method: string,
+    path: string,
+    init: { body?: unknown; rawBody?: string; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse<T>> {
     const headers: Record<string, string> = { ...init.headers };
     if (this.key) headers.authorization = `Bearer ${this.key}`;
     let body: string | undefined = init.rawBody;
@@ -45,13 +49,18 @@ export class Api {
   }
 
   /** Polls until the task is final; also checks that progress never decreases. */
-  async waitForFinal(taskId: string, timeoutMs = 120_000, onPoll?: (task: PublicTask) => void): Promise<PublicTask> {
+  async waitForFinal(
+    taskId: string,
+    timeoutMs = 120_000,
+    onPoll?: (task: PublicTask) => void,
+  ): Promise<PublicTask> {
     const deadline = Date.now() + timeoutMs;
     let lastProgress = 0;
     while (Date.now() < deadline) {
       const { status, body } = await this.get(taskId);
       if (status !== 200) throw new Error(`GET task answered ${status}: ${JSON.stringify(body)}`);
-      if (body.progress < lastProgress) throw new Error(`progress went down from ${lastProgress} to ${body.progress}`);
+      if (body.progress < lastProgress)
+        throw new Error(`progress went down from ${lastProgress} to ${body.progress}`);
       lastProgress = body.progress;
       onPoll?.(body);
       if (body.status === 'completed' || body.status === 'failed') return body;

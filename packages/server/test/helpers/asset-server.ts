@@ -8,7 +8,9 @@ export interface AssetServer {
 }
 
 /** Serves `files` (path → body and content type); every other path is 404. */
-export async function startAssetServer(files: Record<string, { body: Buffer; type: string }>): Promise<AssetServer> {
+export async function startAssetServer(
+  files: Record<string, { body: Buffer; type: string }>,
+): Promise<AssetServer> {
   const server = createServer((request, response) => {
     const file = files[request.url ?? ''];
     if (!file) {

@@ -39,7 +39,10 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): P
     err += chunk.toString();
   });
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}\n${err}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`server did not start in time:\n${out}\n${err}`)),
+      timeoutMs,
+    );
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"videogen is serving"/.exec(out);
@@ -68,7 +71,10 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): P
 }
 
 /** Runs a `videogen` subcommand to completion. */
-export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string; code: number }> {
+export async function runCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI_PATH, ...args], { env });
     return { stdout, stderr, code: 0 };

@@ -13,7 +13,10 @@ export interface TestService {
   readonly url: string;
   readonly dataDir: string;
   /** A new key for `accountId` (a new account when absent). */
-  newKey(environment?: Environment, accountId?: string): Promise<{ key: string; accountId: string; id: string }>;
+  newKey(
+    environment?: Environment,
+    accountId?: string,
+  ): Promise<{ key: string; accountId: string; id: string }>;
   close(): Promise<void>;
 }
 

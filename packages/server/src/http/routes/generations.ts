@@ -4,12 +4,19 @@ import { GenerationRequestSchema } from '../../domain/generation-request.js';
 import type { TaskService } from '../../task-service.js';
 import { principalOf } from '../authentication.js';
 
-export function generationRoutes(app: FastifyInstance, deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler }) {
+export function generationRoutes(
+  app: FastifyInstance,
+  deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler },
+) {
   app.post(
     '/v1/videos/generations',
     // The schema is attached for documentation; the domain parser validates, so that every error names
     // its field with the codes of decisions.md §3.
-    { preHandler: deps.authenticate, schema: { body: GenerationRequestSchema }, validatorCompiler: () => () => true },
+    {
+      preHandler: deps.authenticate,
+      schema: { body: GenerationRequestSchema },
+      validatorCompiler: () => () => true,
+    },
     async (request) => deps.tasks.create(principalOf(request), request.body),
   );
 }

@@ -17,7 +17,11 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
   app.get<ResultRequest>('/v1/results/:file', async (request, reply) => {
     const taskId = request.params.file.replace(/\.mp4$/, '');
     const link = deps.links.verify(taskId, request.query.expires ?? '', request.query.signature ?? '');
-    if (!link) throw new ApiError('invalid_signature', 'This result link is invalid or has expired; query the task for a fresh one.');
+    if (!link)
+      throw new ApiError(
+        'invalid_signature',
+        'This result link is invalid or has expired; query the task for a fresh one.',
+      );
     const object = await deps.storage.stat(link.key);
     if (!object) throw new ApiError('not_found', 'This result no longer exists.');
 
@@ -33,7 +37,10 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
       const ranges = parseRange(object.size, header, { combine: true });
       if (ranges === -1) {
         reply.header('content-range', `bytes */${object.size}`);
-        throw new ApiError('range_not_satisfiable', `The range ${header} is outside the ${object.size}-byte file.`);
+        throw new ApiError(
+          'range_not_satisfiable',
+          `The range ${header} is outside the ${object.size}-byte file.`,
+        );
       }
       // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.
       if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) {

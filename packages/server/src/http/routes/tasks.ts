@@ -3,7 +3,10 @@ import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import type { TaskService } from '../../task-service.js';
 import { principalOf } from '../authentication.js';
 
-export function taskRoutes(app: FastifyInstance, deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler }) {
+export function taskRoutes(
+  app: FastifyInstance,
+  deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler },
+) {
   app.get<{ Params: { task_id: string } }>(
     '/v1/tasks/:task_id',
     { preHandler: deps.authenticate },
