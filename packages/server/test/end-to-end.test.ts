@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PublicTask } from '../src/domain/task.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
@@ -308,6 +309,26 @@ describe('keys from the CLI', () => {
   });
 });
 
+describe('logs', () => {
+  it('are one JSON line per request that never carries the API key', async () => {
+    await api.get('task-unified-AAAAAAAAAAAAAAAAAAAAAAAAAA');
+    const lines = server
+      .stdout()
+      .split('\n')
+      .filter((line) => line.startsWith('{'));
+    const requests = lines.map((line) => JSON.parse(line) as { msg: string; path?: string; status?: number });
+    const logged = requests.filter(
+      (entry) =>
+        entry.msg === 'request' && entry.path === '/v1/tasks/task-unified-AAAAAAAAAAAAAAAAAAAAAAAAAA',
+    );
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]?.status, 404);
+    for (const line of lines) assert.ok(!line.includes(firstKey), `a log line carries the key: ${line}`);
+    for (const line of lines)
+      assert.ok(!line.includes('signature='), `a log line carries a link signature: ${line}`);
+  });
+});
+
 describe('crashes and restarts', () => {
   it('a server killed with SIGKILL mid-render completes the task after a restart', async () => {
     const crashDir = join(workDir, 'crash-data');
@@ -344,6 +365,42 @@ describe('crashes and restarts', () => {
       assert.ok(Math.abs(facts.duration - 15) <= FRAME_SECONDS + 0.01);
     } finally {
       assert.equal(await second.stop('SIGTERM'), 0, 'SIGTERM shuts down cleanly');
+    }
+  });
+
+  it('SIGTERM stops a running render and hands the task back to the queue without counting the attempt', async () => {
+    const drainDir = join(workDir, 'drain-data');
+    const env = serverEnv(drainDir, { VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0' });
+    const running = await startServer(env);
+    const key = /(vg_dev_[0-9A-Za-z]{32,})/.exec(running.stdout())?.[1];
+    assert.ok(key);
+    const client = new Api(running.url, key);
+    const created = await client.create({
+      model: 'videogen-2.0-text-to-video',
+      prompt: 'drain',
+      quality: '1080p',
+      duration: 15,
+    });
+    const deadline = Date.now() + 60_000;
+    let polled = (await client.get(created.body.id)).body;
+    while (!(polled.status === 'processing' && polled.progress >= 10) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      polled = (await client.get(created.body.id)).body;
+    }
+    assert.equal(polled.status, 'processing');
+    const stoppedAt = Date.now();
+    assert.equal(await running.stop('SIGTERM'), 0);
+    assert.ok(Date.now() - stoppedAt < 5000, 'the render was stopped, not waited for');
+
+    const store = new SqliteStore({ path: join(drainDir, 'videogen.db') });
+    try {
+      const task = await store.getTask(created.body.id);
+      assert.equal(task?.status, 'pending');
+      assert.equal(task?.attempts, 0);
+      assert.equal(task?.leaseOwner, null);
+      assert.ok((task?.progress ?? 0) >= 10, 'progress is kept, never lowered');
+    } finally {
+      await store.close();
     }
   });
 });
