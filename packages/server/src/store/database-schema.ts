@@ -1,0 +1,59 @@
+/** The tables as Kysely sees them; shared by the SQLite and PostgreSQL stores. */
+import type { ColumnType } from 'kysely';
+import type { ModelId } from '../domain/models.js';
+import type { Environment, TaskStatus } from '../domain/task.js';
+import type { TaskErrorCode } from '../errors.js';
+
+/** Epoch milliseconds in a `bigint` column: better-sqlite3 returns a number, pg a string. */
+export type Millis = ColumnType<number | string, number, number>;
+export type NullableMillis = ColumnType<number | string | null, number | null, number | null>;
+
+export interface AccountsTable {
+  id: string;
+  created_at: Millis;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  account_id: string;
+  name: string;
+  environment: Environment;
+  prefix: string;
+  hash: string;
+  created_at: Millis;
+  last_used_at: NullableMillis;
+  revoked_at: NullableMillis;
+}
+
+export interface TasksTable {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  model: ModelId;
+  status: TaskStatus;
+  progress: number;
+  /** `GenerationParams` as JSON. */
+  params: string;
+  error_code: TaskErrorCode | null;
+  error_message: string | null;
+  result_key: string | null;
+  attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: NullableMillis;
+  created_at: Millis;
+  updated_at: Millis;
+  completed_at: NullableMillis;
+}
+
+export interface SecretsTable {
+  name: string;
+  value: string;
+  created_at: Millis;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  api_keys: ApiKeysTable;
+  tasks: TasksTable;
+  secrets: SecretsTable;
+}

@@ -1,0 +1,24 @@
+/**
+ * The numbered migrations, listed statically: a bundled or compiled server has no migration folder to
+ * scan, and the order must not depend on the file system.
+ */
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import * as initial from './0001-initial.js';
+
+export const MIGRATIONS: Readonly<Record<string, Migration>> = {
+  '0001-initial': initial,
+};
+
+const provider: MigrationProvider = {
+  getMigrations: async () => ({ ...MIGRATIONS }),
+};
+
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+  if (error) {
+    const failed = results?.find((result) => result.status === 'Error')?.migrationName;
+    throw new Error(failed ? `Database migration ${failed} failed.` : 'Database migration failed.', {
+      cause: error,
+    });
+  }
+}

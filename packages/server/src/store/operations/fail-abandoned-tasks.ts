@@ -1,0 +1,26 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../database-schema.js';
+
+export async function failAbandonedTasks(
+  db: Kysely<Database>,
+  maxAttempts: number,
+  now: number,
+): Promise<number> {
+  const times = maxAttempts === 1 ? 'once' : `${maxAttempts} times`;
+  const result = await db
+    .updateTable('tasks')
+    .set({
+      status: 'failed',
+      error_code: 'worker_lost',
+      error_message: `The worker running this task stopped responding ${times}.`,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+      completed_at: now,
+    })
+    .where('status', '=', 'processing')
+    .where('lease_expires_at', '<=', now)
+    .where('attempts', '>=', maxAttempts)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { TaskError } from '../../domain/task.js';
+import type { Claim } from '../../ports/store.js';
+import type { Database } from '../database-schema.js';
+import { isCurrentClaim } from './current-claim.js';
+
+export async function failTask(
+  db: Kysely<Database>,
+  claim: Claim,
+  error: TaskError,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('tasks')
+    .set({
+      status: 'failed',
+      error_code: error.code,
+      error_message: error.message,
+      lease_owner: null,
+      lease_expires_at: null,
+      updated_at: now,
+      completed_at: now,
+    })
+    .where((eb) => isCurrentClaim(eb, claim))
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

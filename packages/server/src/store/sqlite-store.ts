@@ -1,0 +1,144 @@
+/** The `Store` on one SQLite file (or `:memory:`), through Kysely over better-sqlite3. */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+import type {
+  Account,
+  ApiKeyRecord,
+  Claim,
+  ClaimOptions,
+  NewApiKey,
+  NewTask,
+  Store,
+} from '../ports/store.js';
+import type { Database } from './database-schema.js';
+import { migrateToLatest } from './migrations/index.js';
+import { claimTask } from './operations/claim-task.js';
+import { completeTask } from './operations/complete-task.js';
+import { countAccounts } from './operations/count-accounts.js';
+import { countPendingTasks } from './operations/count-pending-tasks.js';
+import { createAccount } from './operations/create-account.js';
+import { createApiKey } from './operations/create-api-key.js';
+import { createTask } from './operations/create-task.js';
+import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
+import { failTask } from './operations/fail-task.js';
+import { findActiveApiKey } from './operations/find-active-api-key.js';
+import { getOrCreateSecret } from './operations/get-or-create-secret.js';
+import { getTask } from './operations/get-task.js';
+import { listApiKeys } from './operations/list-api-keys.js';
+import { ping } from './operations/ping.js';
+import { releaseTask } from './operations/release-task.js';
+import { renewLease } from './operations/renew-lease.js';
+import { reportProgress } from './operations/report-progress.js';
+import { revokeApiKey } from './operations/revoke-api-key.js';
+import { touchApiKey } from './operations/touch-api-key.js';
+
+export interface SqliteStoreOptions {
+  /** A file path, or `:memory:`. */
+  readonly path: string;
+  /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
+  readonly now?: () => number;
+}
+
+export class SqliteStore implements Store {
+  readonly #db: Kysely<Database>;
+  readonly #now: () => number;
+
+  constructor(options: SqliteStoreOptions) {
+    const inMemory = options.path === ':memory:' || options.path === '';
+    if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
+    const database = new BetterSqlite3(options.path);
+    database.pragma('journal_mode = WAL');
+    database.pragma('busy_timeout = 5000');
+    database.pragma('foreign_keys = ON');
+    database.pragma('synchronous = NORMAL');
+    this.#db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    this.#now = options.now ?? Date.now;
+  }
+
+  migrate(): Promise<void> {
+    return migrateToLatest(this.#db);
+  }
+
+  close(): Promise<void> {
+    return this.#db.destroy();
+  }
+
+  ping(): Promise<void> {
+    return ping(this.#db);
+  }
+
+  createAccount(): Promise<Account> {
+    return createAccount(this.#db, this.#now());
+  }
+
+  countAccounts(): Promise<number> {
+    return countAccounts(this.#db);
+  }
+
+  getOrCreateSecret(name: string, generate: () => string): Promise<string> {
+    return getOrCreateSecret(this.#db, name, generate, this.#now());
+  }
+
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
+    return createApiKey(this.#db, key, this.#now());
+  }
+
+  findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
+    return findActiveApiKey(this.#db, hash);
+  }
+
+  listApiKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    return listApiKeys(this.#db, accountId);
+  }
+
+  revokeApiKey(idOrPrefix: string): Promise<boolean> {
+    return revokeApiKey(this.#db, idOrPrefix, this.#now());
+  }
+
+  touchApiKey(id: string, at: number): Promise<void> {
+    return touchApiKey(this.#db, id, at);
+  }
+
+  createTask(task: NewTask): Promise<TaskRecord> {
+    return createTask(this.#db, task, this.#now());
+  }
+
+  getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
+    return getTask(this.#db, id, scope);
+  }
+
+  claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
+    return claimTask(this.#db, options, this.#now());
+  }
+
+  failAbandonedTasks(maxAttempts: number): Promise<number> {
+    return failAbandonedTasks(this.#db, maxAttempts, this.#now());
+  }
+
+  renewLease(claim: Claim, leaseMs: number): Promise<boolean> {
+    return renewLease(this.#db, claim, leaseMs, this.#now());
+  }
+
+  reportProgress(claim: Claim, progress: number): Promise<boolean> {
+    return reportProgress(this.#db, claim, progress, this.#now());
+  }
+
+  completeTask(claim: Claim, resultKey: string): Promise<boolean> {
+    return completeTask(this.#db, claim, resultKey, this.#now());
+  }
+
+  failTask(claim: Claim, error: TaskError): Promise<boolean> {
+    return failTask(this.#db, claim, error, this.#now());
+  }
+
+  releaseTask(claim: Claim): Promise<boolean> {
+    return releaseTask(this.#db, claim, this.#now());
+  }
+
+  countPendingTasks(): Promise<number> {
+    return countPendingTasks(this.#db);
+  }
+}

@@ -1,0 +1,76 @@
+/** Row <-> `TaskRecord`, and the same for API keys and accounts. */
+import type { Insertable, Selectable } from 'kysely';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { Account, ApiKeyRecord, NewTask } from '../ports/store.js';
+import type { AccountsTable, ApiKeysTable, TasksTable } from './database-schema.js';
+
+export type TaskRow = Selectable<TasksTable>;
+
+/** pg returns `bigint` columns as strings; better-sqlite3 as numbers. */
+export function millis(value: number | string): number {
+  return typeof value === 'number' ? value : Number(value);
+}
+
+export function nullableMillis(value: number | string | null): number | null {
+  return value === null ? null : millis(value);
+}
+
+export function toTaskRecord(row: TaskRow): TaskRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    environment: row.environment,
+    model: row.model,
+    status: row.status,
+    progress: Number(row.progress),
+    params: JSON.parse(row.params) as GenerationParams,
+    error:
+      row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? row.error_code },
+    resultKey: row.result_key,
+    attempts: Number(row.attempts),
+    leaseOwner: row.lease_owner,
+    leaseExpiresAt: nullableMillis(row.lease_expires_at),
+    createdAt: millis(row.created_at),
+    updatedAt: millis(row.updated_at),
+    completedAt: nullableMillis(row.completed_at),
+  };
+}
+
+export function toTaskRow(task: NewTask, now: number): Insertable<TasksTable> {
+  return {
+    id: task.id,
+    account_id: task.accountId,
+    environment: task.environment,
+    model: task.model,
+    status: 'pending',
+    progress: 0,
+    params: JSON.stringify(task.params),
+    error_code: null,
+    error_message: null,
+    result_key: null,
+    attempts: 0,
+    lease_owner: null,
+    lease_expires_at: null,
+    created_at: now,
+    updated_at: now,
+    completed_at: null,
+  };
+}
+
+export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    name: row.name,
+    environment: row.environment,
+    prefix: row.prefix,
+    createdAt: millis(row.created_at),
+    lastUsedAt: nullableMillis(row.last_used_at),
+    revokedAt: nullableMillis(row.revoked_at),
+  };
+}
+
+export function toAccount(row: Selectable<AccountsTable>): Account {
+  return { id: row.id, createdAt: millis(row.created_at) };
+}

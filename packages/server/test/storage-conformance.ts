@@ -1,0 +1,138 @@
+/**
+ * The behaviour every `Storage` must have. Each implementation's test file calls `storageConformance` with
+ * a function that opens a fresh, empty storage.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+import type { Storage } from '../src/ports/storage.js';
+
+async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+export function storageConformance(name: string, open: () => Promise<Storage>): void {
+  describe(`Storage conformance: ${name}`, () => {
+    let scratch: string;
+    let files = 0;
+    before(async () => {
+      scratch = await mkdtemp(join(tmpdir(), 'videogen-storage-src-'));
+    });
+    after(async () => {
+      await rm(scratch, { recursive: true, force: true });
+    });
+
+    async function localFile(content: Buffer): Promise<string> {
+      const path = join(scratch, `source-${++files}`);
+      await writeFile(path, content);
+      return path;
+    }
+
+    const key = (ext = 'mp4') => `results/task-unified-${randomBytes(8).toString('hex')}.${ext}`;
+
+    it('stores a file and reports its size, type and modification time', async () => {
+      const storage = await open();
+      const content = randomBytes(70_000);
+      const k = key();
+      const startedAt = Date.now();
+      await storage.putFile(k, await localFile(content), 'video/mp4');
+      const object = await storage.stat(k);
+      assert.ok(object);
+      assert.equal(object.size, content.length);
+      assert.equal(object.contentType, 'video/mp4');
+      assert.ok(Number.isInteger(object.modifiedAt));
+      assert.ok(Math.abs(object.modifiedAt - startedAt) < 60_000, `modifiedAt ${object.modifiedAt}`);
+    });
+
+    it('reports the content type of images', async () => {
+      const storage = await open();
+      const k = key('png');
+      await storage.putFile(k, await localFile(Buffer.from('png')), 'image/png');
+      assert.equal((await storage.stat(k))?.contentType, 'image/png');
+    });
+
+    it('reads the whole object back', async () => {
+      const storage = await open();
+      const content = randomBytes(200_000);
+      const k = key();
+      await storage.putFile(k, await localFile(content), 'video/mp4');
+      assert.ok((await bytesOf(await storage.read(k))).equals(content));
+    });
+
+    it('reads exactly the inclusive byte range asked for', async () => {
+      const storage = await open();
+      const content = randomBytes(100_000);
+      const k = key();
+      await storage.putFile(k, await localFile(content), 'video/mp4');
+      for (const [start, end] of [
+        [0, 0],
+        [0, 99],
+        [1, 1],
+        [12_345, 67_890],
+        [99_999, 99_999],
+        [50_000, 99_999],
+      ] as const) {
+        const got = await bytesOf(await storage.read(k, { start, end }));
+        assert.equal(got.length, end - start + 1, `${start}-${end}`);
+        assert.ok(got.equals(content.subarray(start, end + 1)), `${start}-${end}`);
+      }
+    });
+
+    it('replaces an object on a second put', async () => {
+      const storage = await open();
+      const k = key();
+      await storage.putFile(k, await localFile(Buffer.from('first version, longer')), 'video/mp4');
+      await storage.putFile(k, await localFile(Buffer.from('second')), 'video/mp4');
+      assert.equal((await storage.stat(k))?.size, 6);
+      assert.equal((await bytesOf(await storage.read(k))).toString(), 'second');
+    });
+
+    it('deletes an object; deleting a missing one is fine', async () => {
+      const storage = await open();
+      const k = key();
+      const other = key();
+      await storage.putFile(k, await localFile(Buffer.from('x')), 'video/mp4');
+      await storage.putFile(other, await localFile(Buffer.from('y')), 'video/mp4');
+      await storage.delete(k);
+      assert.equal(await storage.stat(k), undefined);
+      await assert.rejects(async () => bytesOf(await storage.read(k)));
+      await storage.delete(k);
+      await storage.delete(key());
+      assert.equal((await storage.stat(other))?.size, 1);
+    });
+
+    it('reports a missing key as undefined', async () => {
+      const storage = await open();
+      assert.equal(await storage.stat(key()), undefined);
+      assert.equal(await storage.stat('nowhere/at/all.mp4'), undefined);
+    });
+
+    it('rejects keys that could escape', async () => {
+      const storage = await open();
+      const source = await localFile(Buffer.from('z'));
+      for (const bad of [
+        '',
+        '../outside.mp4',
+        'results/../../outside.mp4',
+        'results/./x.mp4',
+        '/etc/passwd',
+        'results//x.mp4',
+        'results/',
+        'results\\..\\x.mp4',
+        'results/x\0.mp4',
+        '..',
+      ]) {
+        await assert.rejects(storage.putFile(bad, source, 'video/mp4'), Error, JSON.stringify(bad));
+        await assert.rejects(storage.stat(bad), Error, JSON.stringify(bad));
+        await assert.rejects(async () => bytesOf(await storage.read(bad)), Error, JSON.stringify(bad));
+        await assert.rejects(storage.delete(bad), Error, JSON.stringify(bad));
+      }
+    });
+  });
+}

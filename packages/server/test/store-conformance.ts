@@ -1,0 +1,588 @@
+/**
+ * The behaviour every `Store` must have. Each implementation's test file calls `storeConformance` with a
+ * function that opens a fresh, empty store (not yet migrated) reading time from `clock.now`.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { GenerationParams } from '../src/domain/generation-request.js';
+import { newTaskId } from '../src/domain/identifiers.js';
+import type { ModelId } from '../src/domain/models.js';
+import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
+import type { Claim, Store } from '../src/ports/store.js';
+
+export interface Clock {
+  now: number;
+}
+
+const T0 = 1_700_000_000_000;
+const LEASE = 30_000;
+const TEXT: ModelId = 'videogen-2.0-text-to-video';
+const IMAGE: ModelId = 'videogen-2.0-image-to-video';
+
+const PARAMS: GenerationParams = {
+  prompt: 'A lighthouse at dusk, "quoted" and ünïcödé ✓',
+  image_urls: ['https://example.com/a.png', 'data:image/png;base64,AAAA'],
+  video_urls: [],
+  audio_urls: ['https://example.com/a.mp3'],
+  duration: 15,
+  quality: '1080p',
+  aspect_ratio: 'adaptive',
+  seed: 4294967295,
+  callback_url: null,
+};
+
+function claimOf(task: TaskRecord): Claim {
+  assert.ok(task.leaseOwner, 'a claimed task has a lease owner');
+  return { taskId: task.id, attempt: task.attempts, workerId: task.leaseOwner };
+}
+
+export function storeConformance(name: string, open: (clock: Clock) => Promise<Store>): void {
+  async function withStore(test: (store: Store, clock: Clock) => Promise<void>): Promise<void> {
+    const clock: Clock = { now: T0 };
+    const store = await open(clock);
+    try {
+      await store.migrate();
+      await test(store, clock);
+    } finally {
+      await store.close();
+    }
+  }
+
+  async function newScope(store: Store, environment: Environment = 'development'): Promise<TaskScope> {
+    return { accountId: (await store.createAccount()).id, environment };
+  }
+
+  async function addTask(store: Store, scope: TaskScope, model: ModelId = TEXT): Promise<TaskRecord> {
+    return store.createTask({ ...scope, id: newTaskId(), model, params: PARAMS });
+  }
+
+  async function claim(store: Store, workerId = 'worker-1', maxAttempts = 3, models?: readonly ModelId[]) {
+    return store.claimTask({ workerId, leaseMs: LEASE, maxAttempts, ...(models ? { models } : {}) });
+  }
+
+  async function mustGet(store: Store, id: string): Promise<TaskRecord> {
+    const task = await store.getTask(id);
+    assert.ok(task, `task ${id} exists`);
+    return task;
+  }
+
+  describe(`Store conformance: ${name}`, () => {
+    describe('lifecycle', () => {
+      it('migrates twice without harm and answers ping', () =>
+        withStore(async (store) => {
+          await store.migrate();
+          await store.ping();
+          assert.equal(await store.countAccounts(), 0);
+        }));
+    });
+
+    describe('accounts and secrets', () => {
+      it('creates accounts with distinct ids and counts them', () =>
+        withStore(async (store, clock) => {
+          assert.equal(await store.countAccounts(), 0);
+          const a = await store.createAccount();
+          clock.now += 5;
+          const b = await store.createAccount();
+          assert.notEqual(a.id, b.id);
+          assert.equal(a.createdAt, T0);
+          assert.equal(b.createdAt, T0 + 5);
+          assert.equal(await store.countAccounts(), 2);
+        }));
+
+      it('getOrCreateSecret keeps the first value and generates only once', () =>
+        withStore(async (store) => {
+          let calls = 0;
+          const generate = () => `secret-${++calls}`;
+          assert.equal(await store.getOrCreateSecret('links', generate), 'secret-1');
+          assert.equal(await store.getOrCreateSecret('links', generate), 'secret-1');
+          assert.equal(calls, 1);
+          assert.equal(await store.getOrCreateSecret('other', () => 'x'), 'x');
+          assert.equal(await store.getOrCreateSecret('links', () => 'y'), 'secret-1');
+        }));
+    });
+
+    describe('API keys', () => {
+      it('creates a key and finds it, active, by hash', () =>
+        withStore(async (store) => {
+          const { accountId } = await newScope(store);
+          const created = await store.createApiKey({
+            accountId,
+            name: 'ci',
+            environment: 'production',
+            prefix: 'vg_prod_abc123',
+            hash: 'hash-1',
+          });
+          assert.deepEqual(created, {
+            id: created.id,
+            accountId,
+            name: 'ci',
+            environment: 'production',
+            prefix: 'vg_prod_abc123',
+            createdAt: T0,
+            lastUsedAt: null,
+            revokedAt: null,
+          });
+          assert.deepEqual(await store.findActiveApiKey('hash-1'), created);
+          assert.equal(await store.findActiveApiKey('hash-2'), undefined);
+        }));
+
+      it('lists keys, all or per account, oldest first', () =>
+        withStore(async (store, clock) => {
+          const a = await newScope(store);
+          const b = await newScope(store);
+          const make = (accountId: string, n: number, environment: Environment = 'development') =>
+            store.createApiKey({ accountId, name: `key ${n}`, environment, prefix: `p${n}`, hash: `h${n}` });
+          clock.now = T0 + 30;
+          const third = await make(a.accountId, 3, 'production');
+          clock.now = T0 + 10;
+          const first = await make(a.accountId, 1);
+          clock.now = T0 + 20;
+          const second = await make(b.accountId, 2);
+          assert.deepEqual(await store.listApiKeys(), [first, second, third]);
+          assert.deepEqual(await store.listApiKeys(a.accountId), [first, third]);
+          assert.deepEqual(await store.listApiKeys(b.accountId), [second]);
+          assert.deepEqual(await store.listApiKeys('acct_nobody'), []);
+        }));
+
+      it('touchApiKey records when the key was last used', () =>
+        withStore(async (store) => {
+          const { accountId } = await newScope(store);
+          const key = await store.createApiKey({
+            accountId,
+            name: 'k',
+            environment: 'development',
+            prefix: 'p',
+            hash: 'h',
+          });
+          await store.touchApiKey(key.id, T0 + 1234);
+          assert.equal((await store.findActiveApiKey('h'))?.lastUsedAt, T0 + 1234);
+          assert.equal((await store.listApiKeys())[0]?.lastUsedAt, T0 + 1234);
+        }));
+
+      it('revokes by id or by prefix, once, leaving other keys active', () =>
+        withStore(async (store, clock) => {
+          const { accountId } = await newScope(store);
+          const make = (n: number) =>
+            store.createApiKey({
+              accountId,
+              name: `k${n}`,
+              environment: 'development',
+              prefix: `vg_dev_pre${n}`,
+              hash: `h${n}`,
+            });
+          const one = await make(1);
+          clock.now += 1;
+          const two = await make(2);
+          clock.now += 1;
+          await make(3);
+          clock.now = T0 + 99;
+          assert.equal(await store.revokeApiKey(one.id), true);
+          assert.equal(await store.findActiveApiKey('h1'), undefined);
+          assert.equal(await store.revokeApiKey(one.id), false);
+          assert.equal(await store.revokeApiKey('vg_dev_pre2'), true);
+          assert.equal(await store.findActiveApiKey('h2'), undefined);
+          assert.equal(await store.revokeApiKey(two.prefix), false);
+          assert.equal(await store.revokeApiKey('no-such-key'), false);
+          assert.ok(await store.findActiveApiKey('h3'));
+          const listed = await store.listApiKeys();
+          assert.deepEqual(
+            listed.map((k) => k.revokedAt),
+            [T0 + 99, T0 + 99, null],
+          );
+        }));
+    });
+
+    describe('tasks', () => {
+      it('creates a pending task whose params round-trip exactly', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store, 'production');
+          const id = newTaskId();
+          const created = await store.createTask({ ...scope, id, model: IMAGE, params: PARAMS });
+          const expected: TaskRecord = {
+            id,
+            accountId: scope.accountId,
+            environment: 'production',
+            model: IMAGE,
+            status: 'pending',
+            progress: 0,
+            params: PARAMS,
+            error: null,
+            resultKey: null,
+            attempts: 0,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            createdAt: T0,
+            updatedAt: T0,
+            completedAt: null,
+          };
+          assert.deepEqual(created, expected);
+          assert.deepEqual(await store.getTask(id), expected);
+          assert.deepEqual(await store.getTask(id, scope), expected);
+          const withCallback = { ...PARAMS, callback_url: 'https://example.com/hook?a=1&b=2', seed: 0 };
+          const other = await store.createTask({
+            ...scope,
+            id: newTaskId(),
+            model: TEXT,
+            params: withCallback,
+          });
+          assert.deepEqual((await mustGet(store, other.id)).params, withCallback);
+        }));
+
+      it('getTask hides a task from another account or environment', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store, 'development');
+          const other = await newScope(store, 'development');
+          const task = await addTask(store, scope);
+          assert.equal(await store.getTask(task.id, other), undefined);
+          assert.equal(await store.getTask(task.id, { ...scope, environment: 'production' }), undefined);
+          assert.equal((await store.getTask(task.id, scope))?.id, task.id);
+          assert.equal((await store.getTask(task.id))?.id, task.id);
+          assert.equal(await store.getTask(newTaskId()), undefined);
+        }));
+
+      it('counts pending tasks', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          assert.equal(await store.countPendingTasks(), 0);
+          await addTask(store, scope);
+          await addTask(store, scope);
+          assert.equal(await store.countPendingTasks(), 2);
+          await claim(store);
+          assert.equal(await store.countPendingTasks(), 1);
+        }));
+    });
+
+    describe('claiming', () => {
+      it('claims the oldest pending task by creation time, not insertion order', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          clock.now = T0 + 10;
+          const newer = await addTask(store, scope);
+          clock.now = T0 + 5;
+          const older = await addTask(store, scope);
+          clock.now = T0 + 20;
+          assert.equal((await claim(store))?.id, older.id);
+          assert.equal((await claim(store))?.id, newer.id);
+          assert.equal(await claim(store), undefined);
+        }));
+
+      it('moves the task to processing with a lease and one more attempt', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          clock.now = T0 + 1000;
+          const claimed = await store.claimTask({ workerId: 'w-a', leaseMs: 45_000, maxAttempts: 3 });
+          assert.ok(claimed);
+          assert.deepEqual(claimed, {
+            ...task,
+            status: 'processing',
+            attempts: 1,
+            leaseOwner: 'w-a',
+            leaseExpiresAt: T0 + 1000 + 45_000,
+            updatedAt: T0 + 1000,
+          });
+          assert.deepEqual(await mustGet(store, task.id), claimed);
+        }));
+
+      it('does not claim a task under a live lease; claims it again once the lease expires', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          const first = await claim(store, 'w-1');
+          assert.equal(first?.id, task.id);
+          clock.now = T0 + LEASE - 1;
+          assert.equal(await claim(store, 'w-2'), undefined);
+          clock.now = T0 + LEASE + 1;
+          const second = await claim(store, 'w-2');
+          assert.equal(second?.id, task.id);
+          assert.equal(second?.attempts, 2);
+          assert.equal(second?.leaseOwner, 'w-2');
+          assert.equal(second?.leaseExpiresAt, clock.now + LEASE);
+        }));
+
+      it('does not claim an expired task that has used its attempts', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          assert.equal((await claim(store, 'w-1', 2))?.attempts, 1);
+          clock.now += LEASE + 1;
+          assert.equal((await claim(store, 'w-2', 2))?.attempts, 2);
+          clock.now += LEASE + 1;
+          assert.equal(await claim(store, 'w-3', 2), undefined);
+          const after = await mustGet(store, task.id);
+          assert.equal(after.status, 'processing');
+          assert.equal(after.leaseOwner, 'w-2');
+          assert.equal(after.attempts, 2);
+        }));
+
+      it('claims only the models asked for', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const text = await addTask(store, scope, TEXT);
+          assert.equal(await claim(store, 'w', 3, [IMAGE]), undefined);
+          assert.equal(await claim(store, 'w', 3, []), undefined);
+          assert.equal((await claim(store, 'w', 3, [IMAGE, TEXT]))?.id, text.id);
+          const image = await addTask(store, scope, IMAGE);
+          assert.equal(await claim(store, 'w', 3, [TEXT]), undefined);
+          assert.equal((await claim(store, 'w'))?.id, image.id);
+        }));
+
+      it('never hands the same task to two concurrent claims', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const ids = new Set<string>();
+          for (let i = 0; i < 3; i++) ids.add((await addTask(store, scope)).id);
+          const claims = await Promise.all(Array.from({ length: 5 }, (_, i) => claim(store, `w-${i}`)));
+          const claimed = claims.flatMap((task) => (task ? [task.id] : []));
+          assert.equal(claimed.length, 3);
+          assert.deepEqual(new Set(claimed), ids);
+        }));
+    });
+
+    describe('fenced writes', () => {
+      it('rejects every write from a stale claim and changes nothing', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          await addTask(store, scope);
+          const first = await claim(store, 'w-1');
+          assert.ok(first);
+          await store.reportProgress(claimOf(first), 40);
+          clock.now += LEASE + 1;
+          const second = await claim(store, 'w-2');
+          assert.ok(second);
+          await store.reportProgress(claimOf(second), 20);
+          const before = await mustGet(store, second.id);
+          clock.now += 10;
+          const stale: Claim[] = [
+            claimOf(first),
+            { ...claimOf(second), workerId: 'w-1' },
+            { ...claimOf(second), attempt: 1 },
+            { ...claimOf(second), attempt: 3 },
+            { ...claimOf(second), taskId: newTaskId() },
+          ];
+          for (const c of stale) {
+            const label = JSON.stringify(c);
+            assert.equal(await store.renewLease(c, LEASE * 10), false, label);
+            assert.equal(await store.reportProgress(c, 90), false, label);
+            assert.equal(await store.completeTask(c, 'results/x.mp4'), false, label);
+            assert.equal(await store.failTask(c, { code: 'generation_failed', message: 'no' }), false, label);
+            assert.equal(await store.releaseTask(c), false, label);
+          }
+          assert.deepEqual(await mustGet(store, second.id), before);
+          assert.equal(await store.reportProgress(claimOf(second), 50), true);
+        }));
+
+      it('renews the lease from now', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          await addTask(store, scope);
+          const task = await claim(store);
+          assert.ok(task);
+          clock.now += 20_000;
+          assert.equal(await store.renewLease(claimOf(task), 60_000), true);
+          const renewed = await mustGet(store, task.id);
+          assert.equal(renewed.leaseExpiresAt, clock.now + 60_000);
+          assert.equal(renewed.status, 'processing');
+          clock.now += 59_000;
+          assert.equal(await claim(store, 'w-other'), undefined);
+        }));
+
+      it('raises progress, never lowers it, and never stores 100 before completion', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          await addTask(store, scope);
+          const task = await claim(store);
+          assert.ok(task);
+          const c = claimOf(task);
+          clock.now += 100;
+          assert.equal(await store.reportProgress(c, 30), true);
+          let current = await mustGet(store, task.id);
+          assert.equal(current.progress, 30);
+          assert.equal(current.updatedAt, clock.now);
+          clock.now += 100;
+          assert.equal(await store.reportProgress(c, 10), true);
+          current = await mustGet(store, task.id);
+          assert.equal(current.progress, 30);
+          assert.equal(await store.reportProgress(c, 100), true);
+          assert.equal((await mustGet(store, task.id)).progress, 99);
+          assert.equal(await store.reportProgress(c, 250), true);
+          current = await mustGet(store, task.id);
+          assert.equal(current.progress, 99);
+          assert.equal(current.status, 'processing');
+        }));
+
+      it('completes a task: progress 100, result key, completion time, lease cleared', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const created = await addTask(store, scope);
+          const task = await claim(store);
+          assert.ok(task);
+          clock.now += 5000;
+          assert.equal(await store.completeTask(claimOf(task), 'results/r.mp4'), true);
+          const done = await mustGet(store, task.id);
+          assert.deepEqual(done, {
+            ...created,
+            status: 'completed',
+            progress: 100,
+            resultKey: 'results/r.mp4',
+            attempts: 1,
+            leaseOwner: null,
+            leaseExpiresAt: null,
+            updatedAt: clock.now,
+            completedAt: clock.now,
+          });
+          assert.equal(await store.completeTask(claimOf(task), 'results/other.mp4'), false);
+          assert.equal(await store.failTask(claimOf(task), { code: 'timeout', message: 'late' }), false);
+          assert.equal(await store.releaseTask(claimOf(task)), false);
+          clock.now += LEASE * 100;
+          assert.equal(await claim(store), undefined);
+          assert.equal(await store.failAbandonedTasks(1), 0);
+          assert.deepEqual(await mustGet(store, task.id), done);
+        }));
+
+      it('fails a task with its error; a failed task is never claimed', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          await addTask(store, scope);
+          const task = await claim(store);
+          assert.ok(task);
+          await store.reportProgress(claimOf(task), 42);
+          clock.now += 7000;
+          const error = { code: 'asset_fetch_failed', message: 'image_urls[0] returned 404.' } as const;
+          assert.equal(await store.failTask(claimOf(task), error), true);
+          const failed = await mustGet(store, task.id);
+          assert.equal(failed.status, 'failed');
+          assert.deepEqual(failed.error, error);
+          assert.equal(failed.completedAt, clock.now);
+          assert.equal(failed.updatedAt, clock.now);
+          assert.equal(failed.resultKey, null);
+          assert.equal(failed.leaseOwner, null);
+          assert.equal(failed.leaseExpiresAt, null);
+          assert.equal(failed.progress, 42);
+          clock.now += LEASE * 100;
+          assert.equal(await claim(store), undefined);
+          assert.equal(await store.countPendingTasks(), 0);
+        }));
+
+      it('releases a task back to the queue without counting the attempt', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          await addTask(store, scope);
+          const task = await claim(store, 'w-1');
+          assert.ok(task);
+          clock.now += 300;
+          assert.equal(await store.releaseTask(claimOf(task)), true);
+          const released = await mustGet(store, task.id);
+          assert.equal(released.status, 'pending');
+          assert.equal(released.attempts, 0);
+          assert.equal(released.leaseOwner, null);
+          assert.equal(released.leaseExpiresAt, null);
+          assert.equal(released.updatedAt, clock.now);
+          assert.equal(await store.countPendingTasks(), 1);
+          assert.equal(await store.renewLease(claimOf(task), LEASE), false);
+          const again = await claim(store, 'w-2');
+          assert.equal(again?.id, task.id);
+          assert.equal(again?.attempts, 1);
+        }));
+    });
+
+    describe('abandoned tasks', () => {
+      it('fails expired tasks that used their last attempt, with worker_lost', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          for (let attempt = 1; attempt <= 3; attempt++) {
+            assert.equal((await claim(store, `w-${attempt}`, 3))?.attempts, attempt);
+            assert.equal(await store.failAbandonedTasks(3), 0, 'the lease is live');
+            clock.now += LEASE + 1;
+          }
+          const lastClaim: Claim = { taskId: task.id, attempt: 3, workerId: 'w-3' };
+          assert.equal(await store.failAbandonedTasks(3), 1);
+          const failed = await mustGet(store, task.id);
+          assert.equal(failed.status, 'failed');
+          assert.equal(failed.error?.code, 'worker_lost');
+          assert.match(failed.error?.message ?? '', /stopped responding 3 times/);
+          assert.equal(failed.completedAt, clock.now);
+          assert.equal(failed.updatedAt, clock.now);
+          assert.equal(failed.leaseOwner, null);
+          assert.equal(await store.failAbandonedTasks(3), 0);
+          assert.equal(await store.completeTask(lastClaim, 'results/late.mp4'), false);
+          assert.equal(await claim(store, 'w-4', 3), undefined);
+        }));
+
+      it('leaves live leases and expired tasks with attempts left alone', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const expired = await addTask(store, scope);
+          await claim(store, 'w-1');
+          clock.now += LEASE + 1;
+          const live = await addTask(store, scope);
+          // maxAttempts 1 passes over the expired task, so this claims the new one.
+          assert.equal((await claim(store, 'w-2', 1))?.id, live.id);
+          const before = [await mustGet(store, expired.id), await mustGet(store, live.id)];
+          assert.equal(await store.failAbandonedTasks(2), 0);
+          assert.deepEqual([await mustGet(store, expired.id), await mustGet(store, live.id)], before);
+          assert.equal(await store.failAbandonedTasks(1), 1);
+          assert.equal((await mustGet(store, expired.id)).status, 'failed');
+          assert.deepEqual(await mustGet(store, live.id), before[1]);
+        }));
+
+      it('counts each task it fails', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const a = await addTask(store, scope);
+          const b = await addTask(store, scope);
+          await claim(store, 'w-1', 1);
+          await claim(store, 'w-1', 1);
+          clock.now += LEASE + 1;
+          const c = await addTask(store, scope);
+          await claim(store, 'w-2', 1);
+          assert.equal(await store.failAbandonedTasks(2), 0, 'attempts left under maxAttempts 2');
+          assert.equal(await store.failAbandonedTasks(1), 2);
+          assert.equal((await mustGet(store, a.id)).status, 'failed');
+          assert.equal((await mustGet(store, b.id)).status, 'failed');
+          assert.equal((await mustGet(store, a.id)).error?.message.includes('stopped responding'), true);
+          const live = await mustGet(store, c.id);
+          assert.equal(live.status, 'processing');
+          assert.equal(live.leaseOwner, 'w-2');
+        }));
+    });
+
+    describe('timestamps', () => {
+      it('updatedAt follows every state change; createdAt never moves', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const created = await addTask(store, scope);
+          const seen: Array<[number, number]> = [];
+          const record = async () => {
+            const task = await mustGet(store, created.id);
+            seen.push([task.createdAt, task.updatedAt]);
+          };
+          clock.now = T0 + 100;
+          const task = await claim(store);
+          assert.ok(task);
+          await record();
+          clock.now = T0 + 200;
+          await store.reportProgress(claimOf(task), 50);
+          await record();
+          clock.now = T0 + 300;
+          await store.releaseTask(claimOf(task));
+          await record();
+          clock.now = T0 + 400;
+          const again = await claim(store);
+          assert.ok(again);
+          await record();
+          clock.now = T0 + 500;
+          await store.completeTask(claimOf(again), 'results/t.mp4');
+          await record();
+          assert.deepEqual(seen, [
+            [T0, T0 + 100],
+            [T0, T0 + 200],
+            [T0, T0 + 300],
+            [T0, T0 + 400],
+            [T0, T0 + 500],
+          ]);
+        }));
+    });
+  });
+}
