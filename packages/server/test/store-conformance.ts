@@ -190,6 +190,23 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             [T0 + 99, T0 + 99, null],
           );
         }));
+
+      it('revokes nothing when a prefix matches several active keys', () =>
+        withStore(async (store) => {
+          const { accountId } = await newScope(store);
+          for (const hash of ['ha', 'hb']) {
+            await store.createApiKey({
+              accountId,
+              name: hash,
+              environment: 'development',
+              prefix: 'vg_dev_same',
+              hash,
+            });
+          }
+          assert.equal(await store.revokeApiKey('vg_dev_same'), false);
+          assert.ok(await store.findActiveApiKey('ha'));
+          assert.ok(await store.findActiveApiKey('hb'));
+        }));
     });
 
     describe('tasks', () => {

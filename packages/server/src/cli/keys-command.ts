@@ -88,7 +88,7 @@ export async function keysCommand(args: string[]): Promise<number> {
         throw new UsageError('keys revoke needs exactly one key ID or prefix');
       const revoked = await withStore((store) => store.revokeApiKey(target));
       if (!revoked) {
-        process.stderr.write(`videogen: no active key matches ${JSON.stringify(target)}\n`);
+        process.stderr.write(`videogen: no single active key matches ${JSON.stringify(target)}\n`);
         return 1;
       }
       process.stdout.write(`revoked ${target}\n`);

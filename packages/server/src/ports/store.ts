@@ -67,7 +67,7 @@ export interface Store {
   /** An active (not revoked) key by hash. */
   findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId?: string): Promise<ApiKeyRecord[]>;
-  /** Revokes by key id or by displayed prefix; false when nothing active matched. */
+  /** Revokes by key id or by displayed prefix; false unless exactly one active key matched. */
   revokeApiKey(idOrPrefix: string): Promise<boolean>;
   touchApiKey(id: string, at: number): Promise<void>;
 
