@@ -112,7 +112,7 @@ describe('authentication', () => {
     assertError(await anonymous.create(TEXT), 401, 'missing_api_key');
     assertError(await anonymous.get('task-unified-00000000000000000000000000'), 401, 'missing_api_key');
     assertError(
-      await api.request('GET', '/v1/tasks/x', { headers: { authorization: 'Basic abc' } }),
+      await anonymous.request('GET', '/v1/tasks/x', { headers: { authorization: 'Basic abc' } }),
       401,
       'missing_api_key',
     );

@@ -1,0 +1,133 @@
+/**
+ * Downloads one reference asset to a file: base64 `data:` URLs are decoded, http(s) URLs are fetched through
+ * the guarded dispatcher with a byte limit, a total time limit and at most 3 redirects. Every failure is a
+ * `TaskFailure('asset_fetch_failed')` whose message starts with the field and index (`image_urls[1]: HTTP 404`).
+ */
+import { createWriteStream } from 'node:fs';
+import { rm, writeFile } from 'node:fs/promises';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { type Dispatcher, request } from 'undici';
+import { TaskFailure } from '../errors.js';
+import { OutboundBlockedError } from '../outbound/guarded-dispatcher.js';
+
+export const MAX_REDIRECTS = 3;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export interface DownloadLimits {
+  readonly dispatcher: Dispatcher;
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+}
+
+export interface AssetSource {
+  /** `image_urls[1]`: how messages name the asset. */
+  readonly label: string;
+  readonly url: string;
+}
+
+class DownloadProblem extends Error {}
+
+function megabytes(bytes: number): string {
+  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+}
+
+async function saveDataUrl(url: string, path: string, maxBytes: number): Promise<void> {
+  const comma = url.indexOf(',');
+  if (comma < 0 || !/;base64$/i.test(url.slice(0, comma)))
+    throw new DownloadProblem('only base64 data: URLs are accepted');
+  const payload = url.slice(comma + 1);
+  if (Math.floor((payload.length * 3) / 4) > maxBytes + 2)
+    throw new DownloadProblem(`larger than ${megabytes(maxBytes)}`);
+  const bytes = Buffer.from(payload, 'base64');
+  if (bytes.length === 0) throw new DownloadProblem('the data: URL is empty');
+  await writeFile(path, bytes);
+}
+
+function byteLimit(maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > maxBytes) callback(new DownloadProblem(`larger than ${megabytes(maxBytes)}`));
+      else callback(null, chunk);
+    },
+  });
+}
+
+async function fetchToFile(
+  start: string,
+  path: string,
+  limits: DownloadLimits,
+  signal: AbortSignal,
+): Promise<void> {
+  let url = new URL(start);
+  for (let hop = 0; ; hop++) {
+    const response = await request(url, {
+      method: 'GET',
+      dispatcher: limits.dispatcher,
+      signal,
+      headers: { 'user-agent': 'videogen (asset fetch)', accept: '*/*' },
+    });
+    if (REDIRECT_STATUSES.has(response.statusCode)) {
+      await response.body.dump();
+      const location = response.headers.location;
+      if (typeof location !== 'string')
+        throw new DownloadProblem(`HTTP ${response.statusCode} without a Location`);
+      if (hop >= MAX_REDIRECTS) throw new DownloadProblem(`more than ${MAX_REDIRECTS} redirects`);
+      url = new URL(location, url);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        throw new DownloadProblem(`redirected to a ${url.protocol} URL`);
+      }
+      continue;
+    }
+    if (response.statusCode < 200 || response.statusCode > 299) {
+      await response.body.dump();
+      throw new DownloadProblem(`HTTP ${response.statusCode}`);
+    }
+    const declared = Number(response.headers['content-length']);
+    if (declared > limits.maxBytes) {
+      await response.body.dump();
+      throw new DownloadProblem(`larger than ${megabytes(limits.maxBytes)}`);
+    }
+    await pipeline(response.body, byteLimit(limits.maxBytes), createWriteStream(path), { signal });
+    return;
+  }
+}
+
+function findCause<T>(error: unknown, type: new (...args: never[]) => T): T | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; depth++) {
+    if (current instanceof type) return current;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+function reasonOf(error: unknown, timedOut: boolean, timeoutMs: number): string {
+  if (timedOut) return `no complete answer within ${Math.round(timeoutMs / 1000)} s`;
+  const problem = findCause(error, DownloadProblem) ?? findCause(error, OutboundBlockedError);
+  if (problem) return problem.message;
+  const code = (error as { code?: string }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return code && !message.includes(code) ? `${message} (${code})` : message;
+}
+
+/** Writes the asset at `path`; removes any partial file on failure. */
+export async function downloadAsset(
+  source: AssetSource,
+  path: string,
+  limits: DownloadLimits,
+  signal: AbortSignal,
+): Promise<void> {
+  const timeout = AbortSignal.timeout(limits.timeoutMs);
+  const combined = AbortSignal.any([signal, timeout]);
+  try {
+    if (source.url.startsWith('data:')) await saveDataUrl(source.url, path, limits.maxBytes);
+    else await fetchToFile(source.url, path, limits, combined);
+  } catch (error) {
+    await rm(path, { force: true });
+    if (signal.aborted) throw signal.reason;
+    const reason = reasonOf(error, timeout.aborted, limits.timeoutMs);
+    throw new TaskFailure('asset_fetch_failed', `${source.label}: ${reason}`, { cause: error });
+  }
+}

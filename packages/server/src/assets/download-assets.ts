@@ -1,0 +1,69 @@
+/** Downloads and inspects all reference assets of a request, two at a time; the first failure stops the rest. */
+import { join } from 'node:path';
+import type { Dispatcher } from 'undici';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { AssetField } from '../domain/models.js';
+import type { LocalAsset } from '../ports/engine.js';
+import { downloadAsset } from './download-asset.js';
+import { inspectAsset } from './inspect-asset.js';
+
+export const DEFAULT_ASSET_MAX_BYTES = 50 * 1024 * 1024;
+export const DEFAULT_ASSET_TIMEOUT_MS = 60_000;
+const CONCURRENCY = 2;
+
+export interface AssetDownloadOptions {
+  readonly workDir: string;
+  readonly dispatcher: Dispatcher;
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+}
+
+export interface DownloadedAssets {
+  readonly images: LocalAsset[];
+  readonly videos: LocalAsset[];
+  readonly audios: LocalAsset[];
+}
+
+const FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
+
+export async function downloadAssets(
+  params: GenerationParams,
+  options: AssetDownloadOptions,
+  signal: AbortSignal,
+): Promise<DownloadedAssets> {
+  const jobs = FIELDS.flatMap((field) => params[field].map((url, index) => ({ field, index, url })));
+  const results: LocalAsset[] = [];
+  const controller = new AbortController();
+  const stopAll = () => controller.abort(signal.reason);
+  signal.addEventListener('abort', stopAll, { once: true });
+
+  let next = 0;
+  const worker = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      const label = `${job.field}[${job.index}]`;
+      // No extension: ffprobe must judge the content, not a name.
+      const path = join(options.workDir, `asset-${job.field}-${job.index}`);
+      await downloadAsset({ label, url: job.url }, path, options, controller.signal);
+      const facts = await inspectAsset(path, job.field, label, controller.signal);
+      results.push({ field: job.field, index: job.index, url: job.url, path, ...facts });
+    }
+  };
+  try {
+    await Promise.all(
+      Array.from({ length: Math.min(CONCURRENCY, jobs.length) }, () =>
+        worker().catch((error: unknown) => {
+          if (!controller.signal.aborted) controller.abort(error);
+          throw error;
+        }),
+      ),
+    ).catch(() => {
+      throw signal.aborted ? signal.reason : controller.signal.reason;
+    });
+  } finally {
+    signal.removeEventListener('abort', stopAll);
+  }
+  const ordered = (field: AssetField) =>
+    results.filter((a) => a.field === field).sort((a, b) => a.index - b.index);
+  return { images: ordered('image_urls'), videos: ordered('video_urls'), audios: ordered('audio_urls') };
+}
