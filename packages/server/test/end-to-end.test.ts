@@ -312,6 +312,10 @@ describe('keys from the CLI', () => {
 describe('logs', () => {
   it('are one JSON line per request that never carries the API key', async () => {
     await api.get('task-unified-AAAAAAAAAAAAAAAAAAAAAAAAAA');
+    // The line is written once the answer has gone out; give the pipe a moment.
+    for (let i = 0; i < 40 && !server.stdout().includes('"path":"/v1/tasks/task-unified-AAAA'); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const lines = server
       .stdout()
       .split('\n')

@@ -14,42 +14,47 @@ interface ResultRequest {
 }
 
 export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; storage: Storage }) {
-  app.get<ResultRequest>('/v1/results/:file', async (request, reply) => {
-    const taskId = request.params.file.replace(/\.mp4$/, '');
-    const link = deps.links.verify(taskId, request.query.expires ?? '', request.query.signature ?? '');
-    if (!link)
-      throw new ApiError(
-        'invalid_signature',
-        'This result link is invalid or has expired; query the task for a fresh one.',
-      );
-    const object = await deps.storage.stat(link.key);
-    if (!object) throw new ApiError('not_found', 'This result no longer exists.');
-
-    reply
-      .header('content-type', object.contentType)
-      .header('accept-ranges', 'bytes')
-      .header('last-modified', new Date(object.modifiedAt).toUTCString())
-      .header('cache-control', 'private, max-age=3600');
-
-    let range: { start: number; end: number } | undefined;
-    const header = request.headers.range;
-    if (header) {
-      const ranges = parseRange(object.size, header, { combine: true });
-      if (ranges === -1) {
-        reply.header('content-range', `bytes */${object.size}`);
+  // GET and HEAD declared together: Fastify's generated HEAD route would answer Content-Length: 0.
+  app.route<ResultRequest>({
+    method: ['GET', 'HEAD'],
+    url: '/v1/results/:file',
+    handler: async (request, reply) => {
+      const taskId = request.params.file.replace(/\.mp4$/, '');
+      const link = deps.links.verify(taskId, request.query.expires ?? '', request.query.signature ?? '');
+      if (!link)
         throw new ApiError(
-          'range_not_satisfiable',
-          `The range ${header} is outside the ${object.size}-byte file.`,
+          'invalid_signature',
+          'This result link is invalid or has expired; query the task for a fresh one.',
         );
+      const object = await deps.storage.stat(link.key);
+      if (!object) throw new ApiError('not_found', 'This result no longer exists.');
+
+      reply
+        .header('content-type', object.contentType)
+        .header('accept-ranges', 'bytes')
+        .header('last-modified', new Date(object.modifiedAt).toUTCString())
+        .header('cache-control', 'private, max-age=3600');
+
+      let range: { start: number; end: number } | undefined;
+      const header = request.headers.range;
+      if (header) {
+        const ranges = parseRange(object.size, header, { combine: true });
+        if (ranges === -1) {
+          reply.header('content-range', `bytes */${object.size}`);
+          throw new ApiError(
+            'range_not_satisfiable',
+            `The range ${header} is outside the ${object.size}-byte file.`,
+          );
+        }
+        // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.
+        if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) {
+          range = { start: ranges[0].start, end: ranges[0].end };
+          reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${object.size}`);
+        }
       }
-      // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.
-      if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) {
-        range = { start: ranges[0].start, end: ranges[0].end };
-        reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${object.size}`);
-      }
-    }
-    reply.header('content-length', range ? range.end - range.start + 1 : object.size);
-    if (request.method === 'HEAD') return reply.send();
-    return reply.send(await deps.storage.read(link.key, range));
+      reply.header('content-length', range ? range.end - range.start + 1 : object.size);
+      if (request.method === 'HEAD') return reply.send();
+      return reply.send(await deps.storage.read(link.key, range));
+    },
   });
 }
