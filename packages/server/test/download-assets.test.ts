@@ -1,0 +1,278 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Dispatcher } from 'undici';
+import { downloadAssets } from '../src/assets/download-assets.js';
+import type { GenerationParams } from '../src/domain/generation-request.js';
+import { TaskFailure } from '../src/errors.js';
+import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
+import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
+
+let dir: string;
+let server: Server;
+let base: string;
+let open: Dispatcher;
+let guarded: Dispatcher;
+const files: Record<string, Buffer> = {};
+
+function params(overrides: Partial<GenerationParams>): GenerationParams {
+  return {
+    prompt: 'p',
+    image_urls: [],
+    video_urls: [],
+    audio_urls: [],
+    duration: 5,
+    quality: '480p',
+    aspect_ratio: 'adaptive',
+    seed: 1,
+    callback_url: null,
+    ...overrides,
+  };
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'videogen-assets-'));
+  await writeTestImage(join(dir, 'a.png'), { width: 300, height: 200, colour: [200, 0, 0] });
+  await writeTestVideo(join(dir, 'a.mp4'), { width: 160, height: 120, seconds: 1 });
+  await writeTestAudio(join(dir, 'a.m4a'), { seconds: 1 });
+  for (const name of ['a.png', 'a.mp4', 'a.m4a']) files[`/${name}`] = await readFile(join(dir, name));
+  files['/text'] = Buffer.from('plain text, not media');
+
+  server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://x');
+    const hops = /^\/redirect\/(\d+)$/.exec(url.pathname);
+    if (hops) {
+      const left = Number(hops[1]);
+      response.writeHead(302, { location: left > 1 ? `/redirect/${left - 1}` : '/a.png' }).end();
+      return;
+    }
+    if (url.pathname === '/to-loopback') {
+      response
+        .writeHead(302, { location: `http://localhost:${(server.address() as AddressInfo).port}/a.png` })
+        .end();
+      return;
+    }
+    if (url.pathname === '/huge') {
+      response.writeHead(200, { 'content-type': 'image/png' });
+      const chunk = Buffer.alloc(64 * 1024, 1);
+      for (let i = 0; i < 40; i++) response.write(chunk);
+      response.end();
+      return;
+    }
+    if (url.pathname === '/stall') {
+      response.writeHead(200, { 'content-type': 'image/png' });
+      response.write(files['/a.png']!.subarray(0, 100));
+      return;
+    }
+    const body = files[url.pathname];
+    if (!body) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200).end(body);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  open = createGuardedDispatcher({ allowPrivateNetworks: true });
+  guarded = createGuardedDispatcher({ allowPrivateNetworks: false });
+});
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await open.close();
+  await guarded.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function workDir(): Promise<string> {
+  return mkdtemp(join(dir, 'work-'));
+}
+
+async function failure(promise: Promise<unknown>): Promise<TaskFailure> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof TaskFailure, `expected TaskFailure, got ${String(error)}`);
+    return error;
+  }
+  throw new Error('expected a failure');
+}
+
+const limits = (work: string, dispatcher: Dispatcher = open) => ({
+  workDir: work,
+  dispatcher,
+  maxBytes: 1024 * 1024,
+  timeoutMs: 5000,
+});
+
+describe('downloadAssets', () => {
+  it('downloads and measures images, videos and audio, in field order', async () => {
+    const work = await workDir();
+    const assets = await downloadAssets(
+      params({
+        image_urls: [`${base}/a.png`, `data:image/png;base64,${files['/a.png']!.toString('base64')}`],
+        video_urls: [`${base}/a.mp4`],
+        audio_urls: [`${base}/a.m4a`],
+      }),
+      limits(work),
+      new AbortController().signal,
+    );
+    assert.deepEqual(
+      assets.images.map((a) => [a.index, a.width, a.height]),
+      [
+        [0, 300, 200],
+        [1, 300, 200],
+      ],
+    );
+    assert.equal(assets.videos[0]?.width, 160);
+    assert.ok(Math.abs((assets.videos[0]?.duration ?? 0) - 1) < 0.1);
+    assert.ok((assets.audios[0]?.duration ?? 0) > 0.9);
+    assert.deepEqual(await readFile(assets.images[1]!.path), files['/a.png']);
+  });
+
+  it('follows 3 redirects but not 4', async () => {
+    const ok = await downloadAssets(
+      params({ image_urls: [`${base}/redirect/3`] }),
+      limits(await workDir()),
+      new AbortController().signal,
+    );
+    assert.equal(ok.images[0]?.width, 300);
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/redirect/4`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(error.code, 'asset_fetch_failed');
+    assert.match(error.message, /^image_urls\[0\]: more than 3 redirects/);
+  });
+
+  it('names the field and index of an HTTP error', async () => {
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/a.png`], video_urls: [`${base}/a.mp4`, `${base}/gone.mp4`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(error.code, 'asset_fetch_failed');
+    assert.equal(error.message, 'video_urls[1]: HTTP 404');
+  });
+
+  it('stops at the byte limit and leaves no partial file', async () => {
+    const work = await workDir();
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/huge`] }),
+        { ...limits(work), maxBytes: 1024 * 1024 },
+        new AbortController().signal,
+      ),
+    );
+    assert.match(error.message, /^image_urls\[0\]: larger than 1 MB/);
+    assert.deepEqual(await readdir(work), []);
+    const big = `data:image/png;base64,${Buffer.alloc(2 * 1024 * 1024).toString('base64')}`;
+    const dataError = await failure(
+      downloadAssets(params({ image_urls: [big] }), limits(work), new AbortController().signal),
+    );
+    assert.match(dataError.message, /^image_urls\[0\]: larger than/);
+  });
+
+  it('gives up on a stalled server within the time limit', async () => {
+    const started = Date.now();
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/stall`] }),
+        { ...limits(await workDir()), timeoutMs: 500 },
+        new AbortController().signal,
+      ),
+    );
+    assert.ok(Date.now() - started < 3000);
+    assert.match(error.message, /^image_urls\[0\]: no complete answer within/);
+  });
+
+  it('refuses private addresses unless allowed, also behind a redirect', async () => {
+    const direct = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/a.png`] }),
+        limits(await workDir(), guarded),
+        new AbortController().signal,
+      ),
+    );
+    assert.match(direct.message, /^image_urls\[0\]: address 127\.0\.0\.1 is not public/);
+    // Every connection, first hop or redirect, passes the same check (a public-to-private redirect cannot be
+    // staged on loopback alone; the guarded-dispatcher tests show the check is on each socket).
+    const redirected = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/to-loopback`] }),
+        limits(await workDir(), guarded),
+        new AbortController().signal,
+      ),
+    );
+    assert.match(redirected.message, /is not public/);
+  });
+
+  it('refuses content that is not what the field says', async () => {
+    const png = await failure(
+      downloadAssets(
+        params({ video_urls: [`${base}/a.png`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(png.code, 'invalid_asset');
+    assert.match(png.message, /^video_urls\[0\]: not a video \(found a png image\)/);
+    const text = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/a.png`, `${base}/text`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(text.code, 'invalid_asset');
+    assert.match(text.message, /^image_urls\[1\]: /);
+    const audio = await failure(
+      downloadAssets(
+        params({ audio_urls: [`${base}/a.png`], image_urls: [`${base}/a.png`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.match(audio.message, /^audio_urls\[0\]: not an audio file/);
+  });
+
+  it('rejects with the abort reason when the caller aborts', async () => {
+    const controller = new AbortController();
+    const pending = downloadAssets(
+      params({ image_urls: [`${base}/stall`] }),
+      { ...limits(await workDir()), timeoutMs: 10_000 },
+      controller.signal,
+    );
+    const reason = new Error('cancelled by test');
+    setTimeout(() => controller.abort(reason), 100);
+    await assert.rejects(pending, (error) => error === reason);
+  });
+});
+
+describe('data: URLs', () => {
+  it('decode to the same bytes', async () => {
+    const work = await workDir();
+    await writeFile(join(work, 'x'), '');
+    const assets = await downloadAssets(
+      params({
+        audio_urls: [`data:audio/mp4;base64,${files['/a.m4a']!.toString('base64')}`],
+        image_urls: [`${base}/a.png`],
+      }),
+      limits(work),
+      new AbortController().signal,
+    );
+    assert.deepEqual(await readFile(assets.audios[0]!.path), files['/a.m4a']);
+    assert.ok(existsSync(assets.images[0]!.path));
+  });
+});
