@@ -1,4 +1,3 @@
-#!/usr/bin/env node
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config.js';
