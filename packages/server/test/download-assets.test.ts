@@ -6,7 +6,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Dispatcher } from 'undici';
+import { deflateSync } from 'node:zlib';
+import { Dispatcher } from 'undici';
 import { downloadAssets } from '../src/assets/download-assets.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { TaskFailure } from '../src/errors.js';
@@ -89,6 +90,40 @@ after(async () => {
   await guarded.close();
   await rm(dir, { recursive: true, force: true });
 });
+
+/** Sends requests for `trusted` through `first` and all others through `rest`: stages a "public" first hop. */
+class ByOrigin extends Dispatcher {
+  constructor(
+    private readonly trusted: string,
+    private readonly first: Dispatcher,
+    private readonly rest: Dispatcher,
+  ) {
+    super();
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const origin = new URL(String(options.origin)).origin;
+    return (origin === this.trusted ? this.first : this.rest).dispatch(options, handler);
+  }
+}
+
+function crc32(bytes: Uint8Array): number {
+  let crc = ~0;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return ~crc;
+}
+
+function pngChunk(type: string, data: Buffer): Buffer {
+  const chunk = Buffer.alloc(12 + data.length);
+  chunk.writeUInt32BE(data.length, 0);
+  chunk.write(type, 4, 'latin1');
+  data.copy(chunk, 8);
+  chunk.writeInt32BE(crc32(chunk.subarray(4, 8 + data.length)), 8 + data.length);
+  return chunk;
+}
 
 async function workDir(): Promise<string> {
   return mkdtemp(join(dir, 'work-'));
@@ -206,16 +241,26 @@ describe('downloadAssets', () => {
       ),
     );
     assert.match(direct.message, /^image_urls\[0\]: address 127\.0\.0\.1 is not public/);
-    // Every connection, first hop or redirect, passes the same check (a public-to-private redirect cannot be
-    // staged on loopback alone; the guarded-dispatcher tests show the check is on each socket).
+    // A redirect from an allowed first hop (127.0.0.1 stands in for a public server) to a private one.
     const redirected = await failure(
       downloadAssets(
         params({ image_urls: [`${base}/to-loopback`] }),
-        limits(await workDir(), guarded),
+        limits(await workDir(), new ByOrigin(base, open, guarded)),
         new AbortController().signal,
       ),
     );
-    assert.match(redirected.message, /is not public/);
+    assert.equal(redirected.code, 'asset_fetch_failed');
+    assert.match(
+      redirected.message,
+      /^image_urls\[0\]: address (127\.0\.0\.1|::1) \(localhost\) is not public/,
+    );
+    // …and the same redirect succeeds when private networks are allowed.
+    const allowed = await downloadAssets(
+      params({ image_urls: [`${base}/to-loopback`] }),
+      limits(await workDir()),
+      new AbortController().signal,
+    );
+    assert.equal(allowed.images[0]?.width, 300);
   });
 
   it('refuses content that is not what the field says', async () => {
@@ -257,6 +302,39 @@ describe('downloadAssets', () => {
     const reason = new Error('cancelled by test');
     setTimeout(() => controller.abort(reason), 100);
     await assert.rejects(pending, (error) => error === reason);
+  });
+
+  it('does nothing when the signal is already aborted', async () => {
+    const work = await workDir();
+    const reason = new Error('aborted before start');
+    await assert.rejects(
+      downloadAssets(params({ image_urls: [`${base}/a.png`] }), limits(work), AbortSignal.abort(reason)),
+      (error) => error === reason,
+    );
+    assert.deepEqual(await readdir(work), []);
+  });
+
+  it('refuses images over the pixel limit (decompression bombs)', async () => {
+    // A small, valid PNG that claims 10000x5000 pixels: decoding it would need 150 MB.
+    const ihdr = Buffer.alloc(13);
+    ihdr.writeUInt32BE(10_000, 0);
+    ihdr.writeUInt32BE(5_000, 4);
+    ihdr.set([8, 2, 0, 0, 0], 8);
+    const header = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      pngChunk('IHDR', ihdr),
+      pngChunk('IDAT', deflateSync(Buffer.alloc(100))),
+      pngChunk('IEND', Buffer.alloc(0)),
+    ]);
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`data:image/png;base64,${header.toString('base64')}`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(error.code, 'invalid_asset');
+    assert.match(error.message, /^image_urls\[0\]: 10000x5000 is over the 40 megapixel limit/);
   });
 });
 

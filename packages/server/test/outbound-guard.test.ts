@@ -28,6 +28,12 @@ describe('isPublicAddress', () => {
     '2002:7f00:1::1',
     '2001::1',
     '64:ff9b::7f00:1',
+    '::7f00:1',
+    '4000::1',
+    '2001:db8::1',
+    '192.0.0.1',
+    '198.18.0.1',
+    'fe80::1%eth0',
     'not an address',
     '',
   ];
@@ -42,8 +48,10 @@ describe('isPublicAddress', () => {
 describe('guarded dispatcher', () => {
   let server: Server;
   let port: number;
+  let connections = 0;
   before(async () => {
     server = createServer((_request, response) => response.end('ok'));
+    server.on('connection', () => connections++);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
   });
@@ -66,15 +74,25 @@ describe('guarded dispatcher', () => {
     throw new Error(`${url} was not blocked`);
   }
 
-  it('refuses an IP literal on the loopback address', async () => {
+  it('refuses an IP literal on the loopback address without connecting', async () => {
+    const before = connections;
     const error = await blockedOn(`http://127.0.0.1:${port}/`);
     assert.equal(error.address, '127.0.0.1');
+    assert.match(error.message, /^address 127\.0\.0\.1 is not public$/);
+    assert.equal(connections, before, 'no connection reached the server');
   });
 
-  it('refuses a host name that resolves to the loopback address (checked after DNS, on the socket)', async () => {
+  it('refuses IPv6 and IPv4-mapped loopback literals', async () => {
+    assert.equal((await blockedOn(`http://[::1]:${port}/`)).address, '::1');
+    assert.equal((await blockedOn(`http://[::ffff:127.0.0.1]:${port}/`)).address, '::ffff:7f00:1');
+  });
+
+  it('refuses a host name that resolves to the loopback address, before connecting', async () => {
+    const before = connections;
     const error = await blockedOn(`http://localhost:${port}/`);
     assert.ok(error.address === '127.0.0.1' || error.address === '::1', error.address);
     assert.match(error.message, /localhost/);
+    assert.equal(connections, before, 'no connection reached the server');
   });
 
   it('connects when private networks are allowed', async () => {

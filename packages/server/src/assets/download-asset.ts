@@ -41,6 +41,7 @@ async function saveDataUrl(url: string, path: string, maxBytes: number): Promise
     throw new DownloadProblem(`larger than ${megabytes(maxBytes)}`);
   const bytes = Buffer.from(payload, 'base64');
   if (bytes.length === 0) throw new DownloadProblem('the data: URL is empty');
+  if (bytes.length > maxBytes) throw new DownloadProblem(`larger than ${megabytes(maxBytes)}`);
   await writeFile(path, bytes);
 }
 
@@ -62,6 +63,9 @@ async function fetchToFile(
   signal: AbortSignal,
 ): Promise<void> {
   let url = new URL(start);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new DownloadProblem(`${url.protocol} URLs are not accepted`);
+  }
   for (let hop = 0; ; hop++) {
     const response = await request(url, {
       method: 'GET',
@@ -104,7 +108,10 @@ function findCause<T>(error: unknown, type: new (...args: never[]) => T): T | un
 }
 
 function reasonOf(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `no complete answer within ${Math.round(timeoutMs / 1000)} s`;
+  if (timedOut) {
+    const limit = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round((timeoutMs / 1000) * 10) / 10} s`;
+    return `no complete answer within ${limit}`;
+  }
   const problem = findCause(error, DownloadProblem) ?? findCause(error, OutboundBlockedError);
   if (problem) return problem.message;
   const code = (error as { code?: string }).code;
@@ -122,7 +129,7 @@ export async function downloadAsset(
   const timeout = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, timeout]);
   try {
-    if (source.url.startsWith('data:')) await saveDataUrl(source.url, path, limits.maxBytes);
+    if (/^data:/i.test(source.url)) await saveDataUrl(source.url, path, limits.maxBytes);
     else await fetchToFile(source.url, path, limits, combined);
   } catch (error) {
     await rm(path, { force: true });

@@ -31,8 +31,10 @@ export async function downloadAssets(
   options: AssetDownloadOptions,
   signal: AbortSignal,
 ): Promise<DownloadedAssets> {
+  signal.throwIfAborted();
   const jobs = FIELDS.flatMap((field) => params[field].map((url, index) => ({ field, index, url })));
   const results: LocalAsset[] = [];
+  // Aborted by the caller's signal or by the first failure, which stops the other downloads.
   const controller = new AbortController();
   const stopAll = () => controller.abort(signal.reason);
   signal.addEventListener('abort', stopAll, { once: true });
@@ -40,9 +42,10 @@ export async function downloadAssets(
   let next = 0;
   const worker = async () => {
     while (next < jobs.length) {
+      controller.signal.throwIfAborted();
       const job = jobs[next++]!;
       const label = `${job.field}[${job.index}]`;
-      // No extension: ffprobe must judge the content, not a name.
+      // Generated, never from the URL; no extension, so ffprobe judges the content, not a name.
       const path = join(options.workDir, `asset-${job.field}-${job.index}`);
       await downloadAsset({ label, url: job.url }, path, options, controller.signal);
       const facts = await inspectAsset(path, job.field, label, controller.signal);
@@ -50,19 +53,21 @@ export async function downloadAssets(
     }
   };
   try {
-    await Promise.all(
+    // allSettled: on failure, wait until the other worker has stopped writing into workDir (the caller
+    // removes it next), then reject with the first failure or the caller's abort reason.
+    await Promise.allSettled(
       Array.from({ length: Math.min(CONCURRENCY, jobs.length) }, () =>
         worker().catch((error: unknown) => {
           if (!controller.signal.aborted) controller.abort(error);
           throw error;
         }),
       ),
-    ).catch(() => {
-      throw signal.aborted ? signal.reason : controller.signal.reason;
-    });
+    );
   } finally {
     signal.removeEventListener('abort', stopAll);
   }
+  if (signal.aborted) throw signal.reason;
+  if (controller.signal.aborted) throw controller.signal.reason;
   const ordered = (field: AssetField) =>
     results.filter((a) => a.field === field).sort((a, b) => a.index - b.index);
   return { images: ordered('image_urls'), videos: ordered('video_urls'), audios: ordered('audio_urls') };

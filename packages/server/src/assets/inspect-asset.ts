@@ -4,7 +4,7 @@
  */
 import type { AssetField } from '../domain/models.js';
 import { TaskFailure } from '../errors.js';
-import { type ProbeResult, probe } from '../media/probe.js';
+import { type ProbedStream, type ProbeResult, probe } from '../media/probe.js';
 
 /** Larger images are refused: decoding them could exhaust memory (decompression bombs). */
 export const MAX_IMAGE_PIXELS = 40_000_000;
@@ -15,13 +15,23 @@ export interface AssetFacts {
   readonly duration?: number;
 }
 
+/** ffprobe format names of the still-image formats accepted (the ones the engines can decode). */
+const IMAGE_FORMATS = new Set(['png_pipe', 'jpeg_pipe', 'webp_pipe', 'gif', 'bmp_pipe', 'image2']);
+const IMAGE_CODECS = new Set(['mjpeg', 'png', 'bmp', 'gif', 'webp']);
+
 function isStillImage(result: ProbeResult): boolean {
-  return /_pipe$|^image2$|^gif$/.test(result.format);
+  return IMAGE_FORMATS.has(result.format);
+}
+
+/** A real moving-picture stream: not cover art embedded in audio (an image codec without a frame rate). */
+function isMotionVideo(stream: ProbedStream): boolean {
+  return stream.type === 'video' && !(IMAGE_CODECS.has(stream.codec) && !stream.frameRate);
 }
 
 function describe(result: ProbeResult): string {
-  const video = result.streams.find((s) => s.type === 'video');
-  if (isStillImage(result)) return `a ${video?.codec || 'still'} image`;
+  const video = result.streams.find(isMotionVideo);
+  if (isStillImage(result))
+    return `a ${result.streams.find((s) => s.type === 'video')?.codec || 'still'} image`;
   if (video) return `a ${video.codec} video`;
   if (result.streams.some((s) => s.type === 'audio')) return 'audio';
   return `a ${result.format || 'unknown'} file`;
@@ -59,9 +69,11 @@ export async function inspectAsset(
       return { width: video.width, height: video.height };
     }
     case 'video_urls': {
-      if (isStillImage(result) || !video?.width || !video.height || !(result.duration > 0))
+      const motion = result.streams.find(isMotionVideo);
+      if (!motion?.width || !motion.height || isStillImage(result) || !(result.duration > 0)) {
         throw mismatch('a video');
-      return { width: video.width, height: video.height, duration: result.duration };
+      }
+      return { width: motion.width, height: motion.height, duration: result.duration };
     }
     case 'audio_urls': {
       if (!audio || !(result.duration > 0)) throw mismatch('an audio file');
