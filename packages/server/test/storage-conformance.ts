@@ -50,11 +50,25 @@ export function storageConformance(name: string, open: () => Promise<Storage>): 
       assert.ok(Math.abs(object.modifiedAt - startedAt) < 60_000, `modifiedAt ${object.modifiedAt}`);
     });
 
-    it('reports the content type of images', async () => {
+    it('reports the content type it was given, whatever the key looks like', async () => {
       const storage = await open();
-      const k = key('png');
-      await storage.putFile(k, await localFile(Buffer.from('png')), 'image/png');
-      assert.equal((await storage.stat(k))?.contentType, 'image/png');
+      const source = await localFile(Buffer.from('bytes'));
+      const cases: Array<[string, string]> = [
+        [key('png'), 'image/png'],
+        [`uploads/${randomBytes(8).toString('hex')}`, 'image/webp'],
+        [key('bin'), 'video/mp4'],
+        [key('mp4'), 'audio/mp4; codecs="mp4a.40.2"'],
+      ];
+      for (const [k, type] of cases) await storage.putFile(k, source, type);
+      for (const [k, type] of cases) assert.equal((await storage.stat(k))?.contentType, type, k);
+    });
+
+    it('stores an empty object', async () => {
+      const storage = await open();
+      const k = key();
+      await storage.putFile(k, await localFile(Buffer.alloc(0)), 'video/mp4');
+      assert.equal((await storage.stat(k))?.size, 0);
+      assert.equal((await bytesOf(await storage.read(k))).length, 0);
     });
 
     it('reads the whole object back', async () => {
@@ -82,15 +96,39 @@ export function storageConformance(name: string, open: () => Promise<Storage>): 
         assert.equal(got.length, end - start + 1, `${start}-${end}`);
         assert.ok(got.equals(content.subarray(start, end + 1)), `${start}-${end}`);
       }
+      // A range reaching past the end stops at the end; one starting past it is refused.
+      const tail = await bytesOf(await storage.read(k, { start: 99_990, end: 200_000 }));
+      assert.ok(tail.equals(content.subarray(99_990)));
+      await assert.rejects(async () => bytesOf(await storage.read(k, { start: 100_000, end: 100_001 })));
     });
 
-    it('replaces an object on a second put', async () => {
+    it('replaces an object, and its type, on a second put', async () => {
       const storage = await open();
       const k = key();
       await storage.putFile(k, await localFile(Buffer.from('first version, longer')), 'video/mp4');
-      await storage.putFile(k, await localFile(Buffer.from('second')), 'video/mp4');
-      assert.equal((await storage.stat(k))?.size, 6);
+      await storage.putFile(k, await localFile(Buffer.from('second')), 'application/octet-stream');
+      const object = await storage.stat(k);
+      assert.equal(object?.size, 6);
+      assert.equal(object?.contentType, 'application/octet-stream');
       assert.equal((await bytesOf(await storage.read(k))).toString(), 'second');
+    });
+
+    it('keeps objects apart: nested keys, prefixes that are no objects', async () => {
+      const storage = await open();
+      const id = randomBytes(8).toString('hex');
+      const deep = `nest-${id}/a/b/c/d.mp4`;
+      const sibling = `nest-${id}/a/other.mp4`;
+      await storage.putFile(deep, await localFile(Buffer.from('deep')), 'video/mp4');
+      await storage.putFile(sibling, await localFile(Buffer.from('sibling')), 'video/mp4');
+      assert.equal((await storage.stat(deep))?.size, 4);
+      assert.equal((await storage.stat(sibling))?.size, 7);
+      for (const prefix of [`nest-${id}`, `nest-${id}/a`, `nest-${id}/a/b/c`]) {
+        assert.equal(await storage.stat(prefix), undefined, prefix);
+        await assert.rejects(async () => bytesOf(await storage.read(prefix)), Error, prefix);
+        await storage.delete(prefix);
+      }
+      assert.equal((await bytesOf(await storage.read(deep))).toString(), 'deep');
+      assert.equal((await bytesOf(await storage.read(sibling))).toString(), 'sibling');
     });
 
     it('deletes an object; deleting a missing one is fine', async () => {
@@ -105,6 +143,12 @@ export function storageConformance(name: string, open: () => Promise<Storage>): 
       await storage.delete(k);
       await storage.delete(key());
       assert.equal((await storage.stat(other))?.size, 1);
+      // The key is free again.
+      await storage.putFile(k, await localFile(Buffer.from('again')), 'image/png');
+      assert.deepEqual(
+        { ...(await storage.stat(k)), modifiedAt: 0 },
+        { size: 5, contentType: 'image/png', modifiedAt: 0 },
+      );
     });
 
     it('reports a missing key as undefined', async () => {

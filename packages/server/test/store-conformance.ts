@@ -31,6 +31,11 @@ const PARAMS: GenerationParams = {
   callback_url: null,
 };
 
+/** Task ids that sort in the opposite order from their creation, so ordering by id cannot pass for FIFO. */
+function descendingIds(count: number): string[] {
+  return Array.from({ length: count }, () => newTaskId()).sort((a, b) => (a < b ? 1 : -1));
+}
+
 function claimOf(task: TaskRecord): Claim {
   assert.ok(task.leaseOwner, 'a claimed task has a lease owner');
   return { taskId: task.id, attempt: task.attempts, workerId: task.leaseOwner };
@@ -52,8 +57,13 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
     return { accountId: (await store.createAccount()).id, environment };
   }
 
-  async function addTask(store: Store, scope: TaskScope, model: ModelId = TEXT): Promise<TaskRecord> {
-    return store.createTask({ ...scope, id: newTaskId(), model, params: PARAMS });
+  async function addTask(
+    store: Store,
+    scope: TaskScope,
+    model: ModelId = TEXT,
+    id = newTaskId(),
+  ): Promise<TaskRecord> {
+    return store.createTask({ ...scope, id, model, params: PARAMS });
   }
 
   async function claim(store: Store, workerId = 'worker-1', maxAttempts = 3, models?: readonly ModelId[]) {
@@ -142,6 +152,13 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(await store.listApiKeys(a.accountId), [first, third]);
           assert.deepEqual(await store.listApiKeys(b.accountId), [second]);
           assert.deepEqual(await store.listApiKeys('acct_nobody'), []);
+          // More keys, created newest first, so that no other order passes for oldest-first by chance.
+          const more = [];
+          for (let n = 9; n >= 4; n--) {
+            clock.now = T0 + 1000 * n;
+            more.unshift(await make(b.accountId, n));
+          }
+          assert.deepEqual(await store.listApiKeys(b.accountId), [second, ...more]);
         }));
 
       it('touchApiKey records when the key was last used', () =>
@@ -191,7 +208,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           );
         }));
 
-      it('revokes nothing when a prefix matches several active keys', () =>
+      it('revokes nothing while a prefix matches several active keys', () =>
         withStore(async (store) => {
           const { accountId } = await newScope(store);
           for (const hash of ['ha', 'hb']) {
@@ -204,8 +221,14 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             });
           }
           assert.equal(await store.revokeApiKey('vg_dev_same'), false);
-          assert.ok(await store.findActiveApiKey('ha'));
+          const a = await store.findActiveApiKey('ha');
+          assert.ok(a);
           assert.ok(await store.findActiveApiKey('hb'));
+          // Once one of them is revoked, the prefix names exactly one active key again.
+          assert.equal(await store.revokeApiKey(a.id), true);
+          assert.equal(await store.revokeApiKey('vg_dev_same'), true);
+          assert.equal(await store.findActiveApiKey('hb'), undefined);
+          assert.equal(await store.revokeApiKey('vg_dev_same'), false);
         }));
     });
 
@@ -245,6 +268,14 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual((await mustGet(store, other.id)).params, withCallback);
         }));
 
+      it('refuses a second task with the same id', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          await assert.rejects(store.createTask({ ...scope, id: task.id, model: IMAGE, params: PARAMS }));
+          assert.deepEqual(await mustGet(store, task.id), task);
+        }));
+
       it('getTask hides a task from another account or environment', () =>
         withStore(async (store) => {
           const scope = await newScope(store, 'development');
@@ -273,10 +304,11 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
       it('claims the oldest pending task by creation time, not insertion order', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);
+          const [olderId, newerId] = descendingIds(2);
           clock.now = T0 + 10;
-          const newer = await addTask(store, scope);
+          const newer = await addTask(store, scope, TEXT, newerId);
           clock.now = T0 + 5;
-          const older = await addTask(store, scope);
+          const older = await addTask(store, scope, TEXT, olderId);
           clock.now = T0 + 20;
           assert.equal((await claim(store))?.id, older.id);
           assert.equal((await claim(store))?.id, newer.id);
@@ -332,6 +364,29 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(after.attempts, 2);
         }));
 
+      it('takes an expired task before newer pending ones, and pending ones before newer expired ones', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const [oldestId, middleId, newestId] = descendingIds(3);
+          const oldest = await addTask(store, scope, TEXT, oldestId);
+          clock.now += 1;
+          const middle = await addTask(store, scope, TEXT, middleId);
+          clock.now += 1;
+          const newest = await addTask(store, scope, TEXT, newestId);
+          assert.equal((await claim(store, 'w-1'))?.id, oldest.id);
+          clock.now += LEASE + 1;
+          const retried = await claim(store, 'w-2');
+          assert.equal(retried?.id, oldest.id, 'the expired task is older than every pending one');
+          assert.equal(retried?.attempts, 2);
+          assert.equal((await claim(store, 'w-2'))?.id, middle.id);
+          clock.now += LEASE + 1;
+          // Both `oldest` (attempt 2) and `middle` (attempt 1) have expired; `newest` is still pending.
+          assert.equal((await claim(store, 'w-3'))?.id, oldest.id);
+          assert.equal((await claim(store, 'w-3'))?.id, middle.id);
+          assert.equal((await claim(store, 'w-3'))?.id, newest.id);
+          assert.equal(await claim(store, 'w-3'), undefined);
+        }));
+
       it('claims only the models asked for', () =>
         withStore(async (store) => {
           const scope = await newScope(store);
@@ -344,15 +399,46 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal((await claim(store, 'w'))?.id, image.id);
         }));
 
+      it('leaves expired tasks of other models alone', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const image = await addTask(store, scope, IMAGE);
+          assert.equal((await claim(store, 'w-1', 3, [IMAGE]))?.id, image.id);
+          clock.now += LEASE + 1;
+          assert.equal(await claim(store, 'w-2', 3, [TEXT]), undefined);
+          assert.equal((await claim(store, 'w-2', 3, [IMAGE]))?.attempts, 2);
+        }));
+
       it('never hands the same task to two concurrent claims', () =>
-        withStore(async (store) => {
+        withStore(async (store, clock) => {
+          /**
+           * Claims concurrently, then one at a time until nothing is left: a store may pass over a row
+           * another claim holds for that instant (PostgreSQL's SKIP LOCKED), but never give it out twice.
+           */
+          const claimEverything = async (claimers: number, prefix: string) => {
+            const concurrent = await Promise.all(
+              Array.from({ length: claimers }, (_, i) => claim(store, `${prefix}-${i}`)),
+            );
+            const got = concurrent.flatMap((task) => (task ? [task] : []));
+            assert.ok(got.length > 0);
+            const late = () => claim(store, `${prefix}-late`);
+            for (let task = await late(); task; task = await late()) got.push(task);
+            return got;
+          };
           const scope = await newScope(store);
           const ids = new Set<string>();
           for (let i = 0; i < 3; i++) ids.add((await addTask(store, scope)).id);
-          const claims = await Promise.all(Array.from({ length: 5 }, (_, i) => claim(store, `w-${i}`)));
-          const claimed = claims.flatMap((task) => (task ? [task.id] : []));
-          assert.equal(claimed.length, 3);
-          assert.deepEqual(new Set(claimed), ids);
+          const first = (await claimEverything(5, 'w')).map((task) => task.id);
+          assert.equal(first.length, 3);
+          assert.deepEqual(new Set(first), ids);
+
+          // Again with expired leases and pending tasks mixed, and more claimers than tasks.
+          clock.now += LEASE + 1;
+          for (let i = 0; i < 7; i++) ids.add((await addTask(store, scope)).id);
+          const again = await claimEverything(16, 'v');
+          assert.equal(again.length, 10);
+          assert.deepEqual(new Set(again.map((task) => task.id)), ids);
+          for (const task of again) assert.deepEqual(await mustGet(store, task.id), task);
         }));
     });
 
@@ -397,9 +483,8 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.ok(task);
           clock.now += 20_000;
           assert.equal(await store.renewLease(claimOf(task), 60_000), true);
-          const renewed = await mustGet(store, task.id);
-          assert.equal(renewed.leaseExpiresAt, clock.now + 60_000);
-          assert.equal(renewed.status, 'processing');
+          // A heartbeat is not a change clients see: only the lease moves, updatedAt stays put.
+          assert.deepEqual(await mustGet(store, task.id), { ...task, leaseExpiresAt: clock.now + 60_000 });
           clock.now += 59_000;
           assert.equal(await claim(store, 'w-other'), undefined);
         }));
@@ -416,10 +501,17 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           let current = await mustGet(store, task.id);
           assert.equal(current.progress, 30);
           assert.equal(current.updatedAt, clock.now);
+          const raisedAt = clock.now;
           clock.now += 100;
           assert.equal(await store.reportProgress(c, 10), true);
+          assert.equal(await store.reportProgress(c, 30), true);
           current = await mustGet(store, task.id);
           assert.equal(current.progress, 30);
+          assert.equal(current.updatedAt, raisedAt, 'a report that changes nothing leaves updatedAt');
+          assert.equal(await store.reportProgress(c, 31.9), true);
+          current = await mustGet(store, task.id);
+          assert.equal(current.progress, 31);
+          assert.equal(current.updatedAt, clock.now);
           assert.equal(await store.reportProgress(c, 100), true);
           assert.equal((await mustGet(store, task.id)).progress, 99);
           assert.equal(await store.reportProgress(c, 250), true);

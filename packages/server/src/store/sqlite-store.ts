@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type {
   Account,
@@ -51,6 +51,7 @@ export class SqliteStore implements Store {
     if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
     const database = new BetterSqlite3(options.path);
     database.pragma('journal_mode = WAL');
+    // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
@@ -58,8 +59,25 @@ export class SqliteStore implements Store {
     this.#now = options.now ?? Date.now;
   }
 
+  /**
+   * Kysely runs SQLite migrations outside any transaction and without a lock, so a crash halfway would leave
+   * a half-built schema, and two processes starting together (the server and `videogen keys create`) race.
+   * One `BEGIN IMMEDIATE` around the whole run fixes both: it waits (up to `busy_timeout`) for any other
+   * writer, and SQLite's DDL rolls back with everything else. The run holds the store's one connection
+   * throughout, so every statement of it, and no other, happens inside this transaction.
+   */
   migrate(): Promise<void> {
-    return migrateToLatest(this.#db);
+    return this.#db.connection().execute(async (db) => {
+      await sql`begin immediate`.execute(db);
+      try {
+        await migrateToLatest(db);
+      } catch (error) {
+        // SQLite may have rolled back already (it does on some errors); the migration's error is the news.
+        await sql`rollback`.execute(db).catch(() => undefined);
+        throw error;
+      }
+      await sql`commit`.execute(db);
+    });
   }
 
   close(): Promise<void> {

@@ -2,7 +2,7 @@
  * The numbered migrations, listed statically: a bundled or compiled server has no migration folder to
  * scan, and the order must not depend on the file system.
  */
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, type MigratorProps } from 'kysely';
 import * as initial from './0001-initial.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -13,8 +13,16 @@ const provider: MigrationProvider = {
   getMigrations: async () => ({ ...MIGRATIONS }),
 };
 
-export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
-  const { error, results } = await new Migrator({ db, provider }).migrateToLatest();
+/**
+ * Applies every pending migration. `options` passes through to Kysely's `Migrator`; a PostgreSQL store kept
+ * in a schema other than `public` needs `migrationTableSchema`, or Kysely may find another schema's
+ * migration tables and skip creating its own.
+ */
+export async function migrateToLatest<DB>(
+  db: Kysely<DB>,
+  options: Omit<MigratorProps, 'db' | 'provider'> = {},
+): Promise<void> {
+  const { error, results } = await new Migrator({ ...options, db, provider }).migrateToLatest();
   if (error) {
     const failed = results?.find((result) => result.status === 'Error')?.migrationName;
     throw new Error(failed ? `Database migration ${failed} failed.` : 'Database migration failed.', {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
 import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
@@ -7,13 +7,22 @@ import { toTaskRecord } from '../task-row.js';
 export interface ClaimTaskOptions extends ClaimOptions {
   readonly maxAttempts: number;
   /**
-   * PostgreSQL: lock the candidate row `FOR UPDATE SKIP LOCKED` so concurrent claimers pass over it.
+   * PostgreSQL: lock the candidate rows `FOR UPDATE SKIP LOCKED` so concurrent claimers pass over them.
    * SQLite has one writer and runs the single statement atomically, so it needs (and accepts) no lock.
    */
   readonly skipLocked?: boolean;
 }
 
-/** One statement: pick the oldest claimable task and take it, so no two claimers get the same one. */
+type TaskFilter = (eb: ExpressionBuilder<Database, 'tasks'>) => Expression<SqlBool>;
+
+/**
+ * One statement: pick the oldest claimable task and take it, so no two claimers get the same one.
+ *
+ * Claimable is "pending" or "processing with an expired lease and attempts left". The two are looked up
+ * separately, each oldest-first straight off the `(status, created_at, id)` index, and the older of the
+ * (at most) two wins: a single `WHERE pending OR expired ORDER BY created_at` makes SQLite sort every
+ * pending row on each claim, which grows with the backlog.
+ */
 export async function claimTask(
   db: Kysely<Database>,
   options: ClaimTaskOptions,
@@ -21,24 +30,38 @@ export async function claimTask(
 ): Promise<TaskRecord | undefined> {
   const { models } = options;
   if (models?.length === 0) return undefined;
-  let candidate = db
-    .selectFrom('tasks')
-    .select('id')
-    .where((eb) =>
-      eb.or([
-        eb('status', '=', 'pending'),
-        eb.and([
-          eb('status', '=', 'processing'),
-          eb('lease_expires_at', '<=', now),
-          eb('attempts', '<', options.maxAttempts),
-        ]),
-      ]),
-    )
-    .orderBy('created_at')
-    .orderBy('id')
+
+  const pending: TaskFilter = (eb) => eb('status', '=', 'pending');
+  const expired: TaskFilter = (eb) =>
+    eb.and([
+      eb('status', '=', 'processing'),
+      eb('lease_expires_at', '<=', now),
+      eb('attempts', '<', options.maxAttempts),
+    ]);
+
+  const oldest = (filter: TaskFilter) => {
+    let query = db
+      .selectFrom('tasks')
+      .select(['id', 'created_at'])
+      .where(filter)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(1);
+    if (models) query = query.where('model', 'in', models);
+    if (options.skipLocked) query = query.forUpdate().skipLocked();
+    return query;
+  };
+
+  const candidates = db
+    .selectFrom(oldest(pending).as('p'))
+    .select(['p.id', 'p.created_at'])
+    .unionAll(db.selectFrom(oldest(expired).as('e')).select(['e.id', 'e.created_at']));
+  const candidate = db
+    .selectFrom(candidates.as('c'))
+    .select('c.id')
+    .orderBy('c.created_at')
+    .orderBy('c.id')
     .limit(1);
-  if (models) candidate = candidate.where('model', 'in', models);
-  if (options.skipLocked) candidate = candidate.forUpdate().skipLocked();
 
   const row = await db
     .updateTable('tasks')
@@ -50,6 +73,9 @@ export async function claimTask(
       updated_at: now,
     }))
     .where('id', '=', candidate)
+    // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
+    // between the subquery's snapshot and the update; then this claims nothing rather than twice.
+    .where((eb) => eb.or([pending(eb), expired(eb)]))
     .returningAll()
     .executeTakeFirst();
   return row && toTaskRecord(row);
