@@ -34,6 +34,7 @@ import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
 import { touchApiKey } from './operations/touch-api-key.js';
+import { withStatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. */
@@ -55,7 +56,9 @@ export class SqliteStore implements Store {
     database.pragma('busy_timeout = 5000');
     database.pragma('foreign_keys = ON');
     database.pragma('synchronous = NORMAL');
-    this.#db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+    this.#db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(database) }),
+    });
     this.#now = options.now ?? Date.now;
   }
 
