@@ -86,6 +86,13 @@ export class WorkerPool {
         await this.#sleep(pollIntervalMs);
         continue;
       }
+      if (this.#stopping) {
+        // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
+        await store
+          .releaseTask({ taskId: task.id, attempt: task.attempts, workerId: this.workerId })
+          .catch(() => false);
+        break;
+      }
       const running = runTask(task, this.workerId, this.#options);
       this.#running.add(running);
       try {
