@@ -8,7 +8,7 @@ import type { GenerationParams } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
-import type { Claim, Store } from '../src/ports/store.js';
+import type { ApiKeyRecord, Claim, Store } from '../src/ports/store.js';
 
 export interface Clock {
   now: number;
@@ -153,7 +153,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(await store.listApiKeys(b.accountId), [second]);
           assert.deepEqual(await store.listApiKeys('acct_nobody'), []);
           // More keys, created newest first, so that no other order passes for oldest-first by chance.
-          const more = [];
+          const more: ApiKeyRecord[] = [];
           for (let n = 9; n >= 4; n--) {
             clock.now = T0 + 1000 * n;
             more.unshift(await make(b.accountId, n));
