@@ -55,9 +55,9 @@ before(async () => {
     '/notes.txt': await file('notes.txt', 'image/png'),
   });
   server = await startServer(serverEnv(dataDir, { VIDEOGEN_WORKER_CONCURRENCY: '2' }));
-  const printed = /(vg_dev_[0-9A-Za-z]{32,})/.exec(server.stdout());
-  assert.ok(printed?.[1], `the first start prints a development key:\n${server.stdout()}`);
-  firstKey = printed[1];
+  const printed = server.printedKey();
+  assert.ok(printed, `the first start prints a development key:\n${server.stdout()}`);
+  firstKey = printed;
   assert.match(server.stdout(), /curl -s http:\/\/127\.0\.0\.1:\d+\/v1\/videos\/generations/);
   api = new Api(server.url, firstKey);
 });
@@ -168,7 +168,7 @@ describe('every model renders a video matching the request', () => {
       assert.equal(created.status, 200, JSON.stringify(created.body));
       assert.equal(created.body.status, 'pending');
       const seen = new Set<string>();
-      const task = await api.waitForFinal(created.body.id, 120_000, (t) => seen.add(t.status));
+      const task = await api.waitForFinal(created.body.id, 120_000, seen);
       assert.equal(task.status, 'completed', JSON.stringify(task.error));
       assert.equal(task.progress, 100);
       assert.ok(task.completed_at);
@@ -333,12 +333,15 @@ describe('logs', () => {
   });
 });
 
+/** A render that has visibly started, so that stopping the server now interrupts it. */
+const underWay = (task: PublicTask) => task.status === 'processing' && task.progress >= 10;
+
 describe('crashes and restarts', () => {
   it('a server killed with SIGKILL mid-render completes the task after a restart', async () => {
     const crashDir = join(workDir, 'crash-data');
     const env = serverEnv(crashDir, { VIDEOGEN_LEASE_SECONDS: '2' });
     const first = await startServer(env);
-    const key = /(vg_dev_[0-9A-Za-z]{32,})/.exec(first.stdout())?.[1];
+    const key = first.printedKey();
     assert.ok(key);
     let client = new Api(first.url, key);
     const created = await client.create({
@@ -348,12 +351,7 @@ describe('crashes and restarts', () => {
       duration: 15,
     });
     assert.equal(created.status, 200);
-    const deadline = Date.now() + 60_000;
-    let polled = (await client.get(created.body.id)).body;
-    while (!(polled.status === 'processing' && polled.progress >= 10) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      polled = (await client.get(created.body.id)).body;
-    }
+    const polled = await client.pollUntil(created.body.id, underWay, 60_000);
     assert.equal(polled.status, 'processing', 'the render is under way when the server is killed');
     await first.stop('SIGKILL');
 
@@ -376,7 +374,7 @@ describe('crashes and restarts', () => {
     const drainDir = join(workDir, 'drain-data');
     const env = serverEnv(drainDir, { VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0' });
     const running = await startServer(env);
-    const key = /(vg_dev_[0-9A-Za-z]{32,})/.exec(running.stdout())?.[1];
+    const key = running.printedKey();
     assert.ok(key);
     const client = new Api(running.url, key);
     const created = await client.create({
@@ -385,12 +383,7 @@ describe('crashes and restarts', () => {
       quality: '1080p',
       duration: 15,
     });
-    const deadline = Date.now() + 60_000;
-    let polled = (await client.get(created.body.id)).body;
-    while (!(polled.status === 'processing' && polled.progress >= 10) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      polled = (await client.get(created.body.id)).body;
-    }
+    const polled = await client.pollUntil(created.body.id, underWay, 60_000);
     assert.equal(polled.status, 'processing');
     const stoppedAt = Date.now();
     assert.equal(await running.stop('SIGTERM'), 0);

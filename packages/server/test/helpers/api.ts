@@ -48,24 +48,43 @@ export class Api {
     return this.request('GET', `/v1/tasks/${taskId}`);
   }
 
-  /** Polls until the task is final; also checks that progress never decreases. */
-  async waitForFinal(
+  /**
+   * Polls until `done(task)` holds or `timeoutMs` passes, and returns the last task seen. Also checks that
+   * progress never decreases.
+   */
+  async pollUntil(
     taskId: string,
-    timeoutMs = 120_000,
-    onPoll?: (task: PublicTask) => void,
+    done: (task: PublicTask) => boolean,
+    timeoutMs: number,
+    intervalMs = 100,
   ): Promise<PublicTask> {
     const deadline = Date.now() + timeoutMs;
     let lastProgress = 0;
-    while (Date.now() < deadline) {
+    for (;;) {
       const { status, body } = await this.get(taskId);
       if (status !== 200) throw new Error(`GET task answered ${status}: ${JSON.stringify(body)}`);
       if (body.progress < lastProgress)
         throw new Error(`progress went down from ${lastProgress} to ${body.progress}`);
       lastProgress = body.progress;
-      onPoll?.(body);
-      if (body.status === 'completed' || body.status === 'failed') return body;
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      if (done(body) || Date.now() >= deadline) return body;
+      await new Promise((resolve) => setTimeout(resolve, intervalMs));
     }
-    throw new Error(`task ${taskId} did not finish within ${timeoutMs} ms`);
+  }
+
+  /** Polls until the task is final, recording each status seen in `seen`. */
+  async waitForFinal(taskId: string, timeoutMs = 120_000, seen?: Set<string>): Promise<PublicTask> {
+    const task = await this.pollUntil(
+      taskId,
+      (t) => {
+        seen?.add(t.status);
+        return t.status === 'completed' || t.status === 'failed';
+      },
+      timeoutMs,
+      200,
+    );
+    if (task.status !== 'completed' && task.status !== 'failed') {
+      throw new Error(`task ${taskId} did not finish within ${timeoutMs} ms`);
+    }
+    return task;
   }
 }

@@ -13,6 +13,8 @@ export interface ServerProcess {
   readonly url: string;
   /** Everything written to stdout so far. */
   stdout(): string;
+  /** The development key a first start prints, if it printed one. */
+  printedKey(): string | undefined;
   /** Sends SIGTERM and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -60,6 +62,7 @@ export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): P
     child,
     url,
     stdout: () => out,
+    printedKey: () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1],
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       const exited = once(child, 'exit');
