@@ -1,0 +1,220 @@
+/**
+ * The runner with stand-in engines: how a run ends decides the task's final state, time limits and lost
+ * leases stop a render, and tasks whose worker vanished too often fail with `worker_lost`.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, afterEach, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { parseGenerationRequest } from '../src/domain/generation-request.js';
+import { newTaskId } from '../src/domain/identifiers.js';
+import type { TaskRecord } from '../src/domain/task.js';
+import { EngineRouter } from '../src/engines/engine-router.js';
+import { TaskFailure } from '../src/errors.js';
+import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
+import type { Engine, RenderContext, RenderJob } from '../src/ports/engine.js';
+import { resultKey } from '../src/result-links.js';
+import { WorkerPool } from '../src/runner/worker-pool.js';
+import { FileStorage } from '../src/storage/file-storage.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+
+let dir: string;
+let store: SqliteStore;
+let storage: FileStorage;
+let pool: WorkerPool | undefined;
+const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: true });
+const SCOPE = { environment: 'development' as const, accountId: '' };
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'videogen-pool-'));
+});
+after(async () => {
+  await dispatcher.close();
+  await rm(dir, { recursive: true, force: true });
+});
+afterEach(async () => {
+  await pool?.stop(0);
+  pool = undefined;
+  await store.close();
+});
+
+async function setUp(
+  engine: Engine,
+  options: { leaseMs?: number; taskTimeoutMs?: number } = {},
+): Promise<WorkerPool> {
+  store = new SqliteStore({ path: ':memory:' });
+  await store.migrate();
+  SCOPE.accountId = (await store.createAccount()).id;
+  storage = new FileStorage({ root: await mkdtemp(join(dir, 'files-')) });
+  pool = new WorkerPool({
+    store,
+    storage,
+    engines: EngineRouter.all(engine),
+    dispatcher,
+    logger: pino({ level: 'silent' }),
+    concurrency: 1,
+    maxAttempts: 3,
+    leaseMs: options.leaseMs ?? 30_000,
+    taskTimeoutMs: options.taskTimeoutMs ?? 60_000,
+    assetMaxBytes: 1024 * 1024,
+    assetTimeoutMs: 5000,
+    pollIntervalMs: 50,
+  });
+  return pool;
+}
+
+async function createTask(): Promise<string> {
+  const { model, params } = parseGenerationRequest({
+    model: 'videogen-2.0-fast-text-to-video',
+    prompt: 'p',
+    seed: 1,
+  });
+  const id = newTaskId();
+  await store.createTask({ ...SCOPE, id, model: model.id, params });
+  return id;
+}
+
+async function until(
+  taskId: string,
+  done: (task: TaskRecord) => boolean,
+  timeoutMs = 10_000,
+): Promise<TaskRecord> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const task = await store.getTask(taskId);
+    assert.ok(task);
+    if (done(task)) return task;
+    if (Date.now() > deadline) throw new Error(`task stayed ${task.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+const final = (task: TaskRecord) => task.status === 'completed' || task.status === 'failed';
+
+/** An engine that writes a small file after reporting some progress. */
+const writingEngine: Engine = {
+  name: 'writing',
+  async render(job: RenderJob, context: RenderContext) {
+    context.onProgress(0.5);
+    await writeFile(job.outputPath, Buffer.alloc(2048, 7));
+    context.onProgress(1);
+  },
+};
+
+/** An engine that renders until it is aborted, and records the abort's reason. */
+function hangingEngine(aborted: unknown[]): Engine {
+  return {
+    name: 'hanging',
+    render(_job, context) {
+      return new Promise((_resolve, reject) => {
+        context.onProgress(0.2);
+        context.signal.addEventListener('abort', () => {
+          aborted.push(context.signal.reason);
+          reject(context.signal.reason);
+        });
+      });
+    },
+  };
+}
+
+describe('worker pool', () => {
+  it('completes a task: the result is stored under its key and progress is 100', async () => {
+    (await setUp(writingEngine)).start();
+    const id = await createTask();
+    pool?.notify();
+    const task = await until(id, final);
+    assert.equal(task.status, 'completed');
+    assert.equal(task.progress, 100);
+    assert.equal(task.resultKey, resultKey(id));
+    assert.equal((await storage.stat(resultKey(id)))?.size, 2048);
+  });
+
+  it('fails with the code and message of a TaskFailure', async () => {
+    const engine: Engine = {
+      name: 'refusing',
+      async render() {
+        throw new TaskFailure('invalid_asset', 'image_urls[0]: not an image');
+      },
+    };
+    (await setUp(engine)).start();
+    const task = await until(await createTask(), final);
+    assert.equal(task.status, 'failed');
+    assert.deepEqual(task.error, { code: 'invalid_asset', message: 'image_urls[0]: not an image' });
+  });
+
+  it('fails with generation_failed, without internals, when an engine throws anything else', async () => {
+    const engine: Engine = {
+      name: 'crashing',
+      async render() {
+        throw new Error('segfault at 0xdeadbeef in /opt/secret/path');
+      },
+    };
+    (await setUp(engine)).start();
+    const task = await until(await createTask(), final);
+    assert.equal(task.error?.code, 'generation_failed');
+    assert.doesNotMatch(task.error?.message ?? '', /deadbeef|secret/);
+  });
+
+  it('fails with generation_failed when an engine reports success but writes nothing', async () => {
+    (await setUp({ name: 'idle', async render() {} })).start();
+    const task = await until(await createTask(), final);
+    assert.equal(task.error?.code, 'generation_failed');
+  });
+
+  it('stops a render past the time limit and fails the task with timeout', async () => {
+    const aborted: unknown[] = [];
+    (await setUp(hangingEngine(aborted), { taskTimeoutMs: 300 })).start();
+    const task = await until(await createTask(), final);
+    assert.equal(task.status, 'failed');
+    assert.equal(task.error?.code, 'timeout');
+    assert.equal(aborted.length, 1);
+  });
+
+  it('stops a render whose lease another worker took, and leaves the task to that worker', async () => {
+    const aborted: unknown[] = [];
+    (await setUp(hangingEngine(aborted), { leaseMs: 300 })).start();
+    const id = await createTask();
+    await until(id, (t) => t.status === 'processing');
+    // Another worker claims the task as if the lease had run out; the next heartbeat finds it gone.
+    await store.releaseTask({ taskId: id, attempt: 1, workerId: pool!.workerId });
+    const stolen = await store.claimTask({ workerId: 'other-worker', leaseMs: 60_000, maxAttempts: 3 });
+    assert.equal(stolen?.id, id);
+    const deadline = Date.now() + 3000;
+    while (aborted.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(aborted.length, 1, 'the first render was stopped');
+    const task = await store.getTask(id);
+    assert.equal(task?.status, 'processing');
+    assert.equal(task?.leaseOwner, 'other-worker', 'the stopped run wrote nothing over the new claim');
+  });
+
+  it('fails a task with worker_lost once its last allowed lease expired', async () => {
+    await setUp(writingEngine, { leaseMs: 200 });
+    const id = await createTask();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const claimed = await store.claimTask({ workerId: `dead-${attempt}`, leaseMs: 1, maxAttempts: 3 });
+      assert.equal(claimed?.attempts, attempt);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    pool?.start();
+    const task = await until(id, final);
+    assert.equal(task.status, 'failed');
+    assert.equal(task.error?.code, 'worker_lost');
+  });
+
+  it('on stop(0), aborts running renders and hands their tasks back to the queue', async () => {
+    const aborted: unknown[] = [];
+    (await setUp(hangingEngine(aborted))).start();
+    const id = await createTask();
+    pool?.notify();
+    await until(id, (t) => t.status === 'processing' && t.progress > 0);
+    await pool?.stop(0);
+    pool = undefined;
+    const task = await store.getTask(id);
+    assert.equal(task?.status, 'pending');
+    assert.equal(task?.attempts, 0);
+    assert.equal(aborted.length, 1);
+  });
+});
