@@ -65,6 +65,10 @@ before(async () => {
       response.end();
       return;
     }
+    if (url.pathname === '/empty') {
+      response.writeHead(200, { 'content-type': 'image/png' }).end();
+      return;
+    }
     if (url.pathname === '/stall') {
       response.writeHead(200, { 'content-type': 'image/png' });
       response.write(files['/a.png']!.subarray(0, 100));
@@ -240,7 +244,16 @@ describe('downloadAssets', () => {
         new AbortController().signal,
       ),
     );
-    assert.match(direct.message, /^image_urls\[0\]: address 127\.0\.0\.1 is not public/);
+    assert.equal(direct.code, 'asset_fetch_failed');
+    assert.equal(direct.message, 'image_urls[0]: address 127.0.0.1 is not public');
+    const privateLiteral = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/a.png`], video_urls: ['http://10.0.0.1/clip.mp4'] }),
+        limits(await workDir(), new ByOrigin(base, open, guarded)),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(privateLiteral.message, 'video_urls[0]: address 10.0.0.1 is not public');
     // A redirect from an allowed first hop (127.0.0.1 stands in for a public server) to a private one.
     const redirected = await failure(
       downloadAssets(
@@ -263,6 +276,18 @@ describe('downloadAssets', () => {
     assert.equal(allowed.images[0]?.width, 300);
   });
 
+  it('refuses an empty body', async () => {
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/empty`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(error.code, 'asset_fetch_failed');
+    assert.equal(error.message, 'image_urls[0]: the response body is empty');
+  });
+
   it('refuses content that is not what the field says', async () => {
     const png = await failure(
       downloadAssets(
@@ -272,7 +297,7 @@ describe('downloadAssets', () => {
       ),
     );
     assert.equal(png.code, 'invalid_asset');
-    assert.match(png.message, /^video_urls\[0\]: not a video \(found a png image\)/);
+    assert.equal(png.message, 'video_urls[0]: not a video (found image/png)');
     const text = await failure(
       downloadAssets(
         params({ image_urls: [`${base}/a.png`, `${base}/text`] }),
@@ -281,7 +306,7 @@ describe('downloadAssets', () => {
       ),
     );
     assert.equal(text.code, 'invalid_asset');
-    assert.match(text.message, /^image_urls\[1\]: /);
+    assert.equal(text.message, 'image_urls[1]: not a readable image, video or audio file');
     const audio = await failure(
       downloadAssets(
         params({ audio_urls: [`${base}/a.png`], image_urls: [`${base}/a.png`] }),
@@ -289,7 +314,15 @@ describe('downloadAssets', () => {
         new AbortController().signal,
       ),
     );
-    assert.match(audio.message, /^audio_urls\[0\]: not an audio file/);
+    assert.equal(audio.message, 'audio_urls[0]: not an audio file (found image/png)');
+    const video = await failure(
+      downloadAssets(
+        params({ image_urls: [`${base}/a.mp4`] }),
+        limits(await workDir()),
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(video.message, 'image_urls[0]: not an image (found video/h264)');
   });
 
   it('rejects with the abort reason when the caller aborts', async () => {

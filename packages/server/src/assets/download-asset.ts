@@ -45,15 +45,23 @@ async function saveDataUrl(url: string, path: string, maxBytes: number): Promise
   await writeFile(path, bytes);
 }
 
-function byteLimit(maxBytes: number): Transform {
-  let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      seen += chunk.length;
-      if (seen > maxBytes) callback(new DownloadProblem(`larger than ${megabytes(maxBytes)}`));
-      else callback(null, chunk);
-    },
-  });
+/** Passes bytes through until more than `maxBytes` have come, then fails the pipeline. */
+class ByteLimit extends Transform {
+  seen = 0;
+
+  constructor(private readonly maxBytes: number) {
+    super();
+  }
+
+  override _transform(
+    chunk: Buffer,
+    _encoding: BufferEncoding,
+    callback: (error?: Error | null, data?: Buffer) => void,
+  ): void {
+    this.seen += chunk.length;
+    if (this.seen > this.maxBytes) callback(new DownloadProblem(`larger than ${megabytes(this.maxBytes)}`));
+    else callback(null, chunk);
+  }
 }
 
 async function fetchToFile(
@@ -94,7 +102,9 @@ async function fetchToFile(
       await response.body.dump();
       throw new DownloadProblem(`larger than ${megabytes(limits.maxBytes)}`);
     }
-    await pipeline(response.body, byteLimit(limits.maxBytes), createWriteStream(path), { signal });
+    const counter = new ByteLimit(limits.maxBytes);
+    await pipeline(response.body, counter, createWriteStream(path), { signal });
+    if (counter.seen === 0) throw new DownloadProblem('the response body is empty');
     return;
   }
 }
