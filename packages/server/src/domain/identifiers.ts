@@ -63,3 +63,8 @@ export function apiKeyDisplayPrefix(key: string): string {
 export function newId(prefix: string): string {
   return `${prefix}_${randomBase62(24)}`;
 }
+
+/** A Standard Webhooks signing secret: `whsec_` and 32 random bytes in base64. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}

@@ -2,6 +2,12 @@
  * The `Store` port: accounts, API keys and tasks. The task table is the queue. Implementations:
  * SQLite (`store/sqlite-store.ts`); PostgreSQL follows with the same conformance suite.
  */
+import type {
+  DeliveryAttempt,
+  DeliveryRecord,
+  DeliveryWithAttempts,
+  NewDelivery,
+} from '../domain/delivery.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
@@ -51,6 +57,34 @@ export interface Claim {
   readonly workerId: string;
 }
 
+export interface WebhookSecret {
+  /** `whsec_…` */
+  readonly secret: string;
+  readonly createdAt: number;
+  /** When a rotation retired it, the end of its overlap; null for the current secret. */
+  readonly expiresAt: number | null;
+}
+
+export interface DeliveryClaimOptions {
+  readonly workerId: string;
+  /** How long the claim holds: longer than one attempt can take. */
+  readonly leaseMs: number;
+  readonly limit: number;
+  /** Receivers already at their concurrency limit in this process. */
+  readonly excludeHosts: readonly string[];
+}
+
+/** A claim on one delivery attempt: fenced writes name the attempt they belong to. */
+export interface DeliveryClaim {
+  readonly deliveryId: string;
+  readonly attempt: number;
+  readonly workerId: string;
+}
+
+export type DeliveryOutcome =
+  | { readonly status: 'succeeded' | 'failed' }
+  | { readonly status: 'pending'; readonly nextAttemptAt: number };
+
 export interface Store {
   /** Applies pending numbered migrations. */
   migrate(): Promise<void>;
@@ -92,4 +126,28 @@ export interface Store {
   releaseTask(claim: Claim): Promise<boolean>;
   /** Tasks pending now, for metrics and readiness. */
   countPendingTasks(): Promise<number>;
+
+  /*
+   * Callbacks. Every status change above that reaches processing (the first time), completed or failed queues
+   * a delivery for a task with a `callback_url`, in the same transaction as the change (the outbox).
+   */
+
+  /** The account's secrets that sign now: the current one first, then any still in a rotation overlap. */
+  getWebhookSecrets(accountId: string): Promise<WebhookSecret[]>;
+  /** Replaces the current secret; the old one keeps signing for `overlapMs`. */
+  rotateWebhookSecret(accountId: string, overlapMs: number): Promise<WebhookSecret>;
+  /** Queues a delivery outside a status change (redelivery). */
+  createDelivery(delivery: NewDelivery): Promise<DeliveryRecord>;
+  /** Claims due deliveries for one attempt each, oldest due first. */
+  claimDeliveries(options: DeliveryClaimOptions): Promise<DeliveryRecord[]>;
+  /** Logs the attempt and applies its outcome; false when the claim is no longer current. */
+  finishDeliveryAttempt(
+    claim: DeliveryClaim,
+    attempt: Omit<DeliveryAttempt, 'number'>,
+    outcome: DeliveryOutcome,
+  ): Promise<boolean>;
+  /** Hands back a claimed delivery that was not attempted. */
+  releaseDelivery(claim: DeliveryClaim): Promise<boolean>;
+  /** A task's deliveries with their attempts, oldest first. */
+  listDeliveries(taskId: string): Promise<DeliveryWithAttempts[]>;
 }

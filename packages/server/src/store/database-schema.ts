@@ -1,5 +1,6 @@
 /** The tables as Kysely sees them; shared by the SQLite and PostgreSQL stores. */
 import type { ColumnType } from 'kysely';
+import type { DeliveryEvent, DeliveryStatus } from '../domain/delivery.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskStatus } from '../domain/task.js';
 import type { TaskErrorCode } from '../errors.js';
@@ -51,9 +52,45 @@ export interface SecretsTable {
   created_at: Millis;
 }
 
+export interface WebhookSecretsTable {
+  secret: string;
+  account_id: string;
+  created_at: Millis;
+  expires_at: NullableMillis;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  task_id: string;
+  account_id: string;
+  event: DeliveryEvent;
+  url: string;
+  host: string;
+  /** The task snapshot (`PublicTask`) as JSON. */
+  payload: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: NullableMillis;
+  lease_owner: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string;
+  number: number;
+  attempted_at: Millis;
+  duration_ms: number;
+  http_status: number | null;
+  error: string | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   tasks: TasksTable;
   secrets: SecretsTable;
+  webhook_secrets: WebhookSecretsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

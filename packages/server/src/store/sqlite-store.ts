@@ -3,36 +3,53 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import type {
+  DeliveryAttempt,
+  DeliveryRecord,
+  DeliveryWithAttempts,
+  NewDelivery,
+} from '../domain/delivery.js';
 import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type {
   Account,
   ApiKeyRecord,
   Claim,
   ClaimOptions,
+  DeliveryClaim,
+  DeliveryClaimOptions,
+  DeliveryOutcome,
   NewApiKey,
   NewTask,
   Store,
+  WebhookSecret,
 } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { migrateToLatest } from './migrations/index.js';
+import { claimDeliveries } from './operations/claim-deliveries.js';
 import { claimTask } from './operations/claim-task.js';
 import { completeTask } from './operations/complete-task.js';
 import { countAccounts } from './operations/count-accounts.js';
 import { countPendingTasks } from './operations/count-pending-tasks.js';
 import { createAccount } from './operations/create-account.js';
 import { createApiKey } from './operations/create-api-key.js';
+import { createDelivery } from './operations/create-delivery.js';
 import { createTask } from './operations/create-task.js';
 import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
 import { failTask } from './operations/fail-task.js';
 import { findActiveApiKey } from './operations/find-active-api-key.js';
+import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
 import { getTask } from './operations/get-task.js';
+import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
+import { listDeliveries } from './operations/list-deliveries.js';
 import { ping } from './operations/ping.js';
+import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
+import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
 import { touchApiKey } from './operations/touch-api-key.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -161,5 +178,37 @@ export class SqliteStore implements Store {
 
   countPendingTasks(): Promise<number> {
     return countPendingTasks(this.#db);
+  }
+
+  getWebhookSecrets(accountId: string): Promise<WebhookSecret[]> {
+    return getWebhookSecrets(this.#db, accountId, this.#now());
+  }
+
+  rotateWebhookSecret(accountId: string, overlapMs: number): Promise<WebhookSecret> {
+    return rotateWebhookSecret(this.#db, accountId, overlapMs, this.#now());
+  }
+
+  createDelivery(delivery: NewDelivery): Promise<DeliveryRecord> {
+    return createDelivery(this.#db, delivery, this.#now());
+  }
+
+  claimDeliveries(options: DeliveryClaimOptions): Promise<DeliveryRecord[]> {
+    return claimDeliveries(this.#db, options, this.#now());
+  }
+
+  finishDeliveryAttempt(
+    claim: DeliveryClaim,
+    attempt: Omit<DeliveryAttempt, 'number'>,
+    outcome: DeliveryOutcome,
+  ): Promise<boolean> {
+    return finishDeliveryAttempt(this.#db, claim, attempt, outcome, this.#now());
+  }
+
+  releaseDelivery(claim: DeliveryClaim): Promise<boolean> {
+    return releaseDelivery(this.#db, claim, this.#now());
+  }
+
+  listDeliveries(taskId: string): Promise<DeliveryWithAttempts[]> {
+    return listDeliveries(this.#db, taskId);
   }
 }

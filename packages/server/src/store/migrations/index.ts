@@ -4,9 +4,11 @@
  */
 import { type Kysely, type Migration, type MigrationProvider, Migrator, type MigratorProps } from 'kysely';
 import * as initial from './0001-initial.js';
+import * as webhooks from './0002-webhooks.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
+  '0002-webhooks': webhooks,
 };
 
 const provider: MigrationProvider = {

@@ -3,6 +3,7 @@ import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { toTaskRecord } from '../task-row.js';
+import { enqueueFirstProcessingDelivery } from './enqueue-deliveries.js';
 
 export interface ClaimTaskOptions extends ClaimOptions {
   readonly maxAttempts: number;
@@ -63,20 +64,24 @@ export async function claimTask(
     .orderBy('c.id')
     .limit(1);
 
-  const row = await db
-    .updateTable('tasks')
-    .set((eb) => ({
-      status: 'processing',
-      attempts: eb('attempts', '+', 1),
-      lease_owner: options.workerId,
-      lease_expires_at: now + options.leaseMs,
-      updated_at: now,
-    }))
-    .where('id', '=', candidate)
-    // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
-    // between the subquery's snapshot and the update; then this claims nothing rather than twice.
-    .where((eb) => eb.or([pending(eb), expired(eb)]))
-    .returningAll()
-    .executeTakeFirst();
-  return row && toTaskRecord(row);
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set((eb) => ({
+        status: 'processing',
+        attempts: eb('attempts', '+', 1),
+        lease_owner: options.workerId,
+        lease_expires_at: now + options.leaseMs,
+        updated_at: now,
+      }))
+      .where('id', '=', candidate)
+      // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
+      // between the subquery's snapshot and the update; then this claims nothing rather than twice.
+      .where((eb) => eb.or([pending(eb), expired(eb)]))
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    await enqueueFirstProcessingDelivery(trx, row, now);
+    return toTaskRecord(row);
+  });
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Claim } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { isCurrentClaim } from './current-claim.js';
+import { enqueueDeliveries } from './enqueue-deliveries.js';
 
 export async function completeTask(
   db: Kysely<Database>,
@@ -9,18 +10,23 @@ export async function completeTask(
   resultKey: string,
   now: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({
-      status: 'completed',
-      progress: 100,
-      result_key: resultKey,
-      lease_owner: null,
-      lease_expires_at: null,
-      updated_at: now,
-      completed_at: now,
-    })
-    .where((eb) => isCurrentClaim(eb, claim))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set({
+        status: 'completed',
+        progress: 100,
+        result_key: resultKey,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        completed_at: now,
+      })
+      .where((eb) => isCurrentClaim(eb, claim))
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    await enqueueDeliveries(trx, [row], now);
+    return true;
+  });
 }

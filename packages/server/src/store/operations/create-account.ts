@@ -1,10 +1,17 @@
 import type { Kysely } from 'kysely';
-import { newId } from '../../domain/identifiers.js';
+import { newId, newWebhookSecret } from '../../domain/identifiers.js';
 import type { Account } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 
+/** An account, with the webhook signing secret every account has from the start. */
 export async function createAccount(db: Kysely<Database>, now: number): Promise<Account> {
   const account = { id: newId('acct'), createdAt: now };
-  await db.insertInto('accounts').values({ id: account.id, created_at: now }).execute();
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('accounts').values({ id: account.id, created_at: now }).execute();
+    await trx
+      .insertInto('webhook_secrets')
+      .values({ secret: newWebhookSecret(), account_id: account.id, created_at: now, expires_at: null })
+      .execute();
+  });
   return account;
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../database-schema.js';
+import { enqueueDeliveries } from './enqueue-deliveries.js';
 
 export async function failAbandonedTasks(
   db: Kysely<Database>,
@@ -7,20 +8,24 @@ export async function failAbandonedTasks(
   now: number,
 ): Promise<number> {
   const times = maxAttempts === 1 ? 'once' : `${maxAttempts} times`;
-  const result = await db
-    .updateTable('tasks')
-    .set({
-      status: 'failed',
-      error_code: 'worker_lost',
-      error_message: `The worker running this task stopped responding ${times}.`,
-      lease_owner: null,
-      lease_expires_at: null,
-      updated_at: now,
-      completed_at: now,
-    })
-    .where('status', '=', 'processing')
-    .where('lease_expires_at', '<=', now)
-    .where('attempts', '>=', maxAttempts)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows);
+  return db.transaction().execute(async (trx) => {
+    const rows = await trx
+      .updateTable('tasks')
+      .set({
+        status: 'failed',
+        error_code: 'worker_lost',
+        error_message: `The worker running this task stopped responding ${times}.`,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        completed_at: now,
+      })
+      .where('status', '=', 'processing')
+      .where('lease_expires_at', '<=', now)
+      .where('attempts', '>=', maxAttempts)
+      .returningAll()
+      .execute();
+    await enqueueDeliveries(trx, rows, now);
+    return rows.length;
+  });
 }

@@ -3,6 +3,7 @@ import type { TaskError } from '../../domain/task.js';
 import type { Claim } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { isCurrentClaim } from './current-claim.js';
+import { enqueueDeliveries } from './enqueue-deliveries.js';
 
 export async function failTask(
   db: Kysely<Database>,
@@ -10,18 +11,23 @@ export async function failTask(
   error: TaskError,
   now: number,
 ): Promise<boolean> {
-  const result = await db
-    .updateTable('tasks')
-    .set({
-      status: 'failed',
-      error_code: error.code,
-      error_message: error.message,
-      lease_owner: null,
-      lease_expires_at: null,
-      updated_at: now,
-      completed_at: now,
-    })
-    .where((eb) => isCurrentClaim(eb, claim))
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set({
+        status: 'failed',
+        error_code: error.code,
+        error_message: error.message,
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        completed_at: now,
+      })
+      .where((eb) => isCurrentClaim(eb, claim))
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    await enqueueDeliveries(trx, [row], now);
+    return true;
+  });
 }

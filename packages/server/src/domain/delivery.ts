@@ -1,0 +1,111 @@
+/**
+ * Callback deliveries (decisions.md §5): which status changes cause one, what each carries, and the shape the
+ * delivery log shows. A delivery is one message with a stable `webhook-id`; it is attempted until a 2xx, a 410
+ * or the end of the retry schedule.
+ */
+import { newId } from './identifiers.js';
+import { type PublicTask, type TaskRecord, type TaskStatus, toPublicTask } from './task.js';
+
+export type DeliveryEvent = `task.${TaskStatus}`;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+/** What one attempt came to: an HTTP status, or an error when no status arrived. */
+export interface DeliveryAttempt {
+  readonly number: number;
+  /** Epoch milliseconds. */
+  readonly attemptedAt: number;
+  readonly durationMs: number;
+  readonly httpStatus: number | null;
+  readonly error: string | null;
+}
+
+export interface NewDelivery {
+  /** The `webhook-id`: `msg_` and 24 base62 characters. */
+  readonly id: string;
+  readonly taskId: string;
+  readonly accountId: string;
+  readonly event: DeliveryEvent;
+  readonly url: string;
+  /** `host[:port]` of `url`, lower case: the unit of per-receiver concurrency. */
+  readonly host: string;
+  /** The task object at the status change, without `results` (links are signed when sent). */
+  readonly payload: PublicTask;
+}
+
+export interface DeliveryRecord extends NewDelivery {
+  readonly status: DeliveryStatus;
+  /** Attempts started, including one in flight; also the fencing token of the current claim. */
+  readonly attemptCount: number;
+  /** Epoch milliseconds; while an attempt is in flight, when its claim runs out. */
+  readonly nextAttemptAt: number | null;
+  readonly createdAt: number;
+  readonly updatedAt: number;
+}
+
+export interface DeliveryWithAttempts extends DeliveryRecord {
+  readonly attempts: readonly DeliveryAttempt[];
+}
+
+/** A delivery of `task` as it is now, or undefined when the task has no `callback_url`. */
+export function deliveryFor(task: TaskRecord): NewDelivery | undefined {
+  const url = task.params.callback_url;
+  if (!url) return undefined;
+  return {
+    id: newId('msg'),
+    taskId: task.id,
+    accountId: task.accountId,
+    event: `task.${task.status}`,
+    url,
+    host: new URL(url).host.toLowerCase(),
+    payload: toPublicTask(task, undefined),
+  };
+}
+
+/** The body sent: the snapshot, with a result link signed now when the task had completed. */
+export function deliveryBody(payload: PublicTask, resultUrl: (taskId: string) => string): PublicTask {
+  return payload.status === 'completed' ? { ...payload, results: [resultUrl(payload.id)] } : payload;
+}
+
+/** A delivery as `GET /v1/tasks/{id}/deliveries` shows it. */
+export interface PublicDelivery {
+  id: string;
+  object: 'webhook.delivery';
+  task_id: string;
+  event: DeliveryEvent;
+  url: string;
+  status: DeliveryStatus;
+  created_at: number;
+  /** Unix seconds of the next attempt, while pending. */
+  next_attempt_at?: number;
+  attempts: {
+    attempted_at: number;
+    duration_ms: number;
+    http_status?: number;
+    error?: string;
+  }[];
+}
+
+const seconds = (ms: number): number => Math.floor(ms / 1000);
+
+export function toPublicDelivery(delivery: DeliveryWithAttempts): PublicDelivery {
+  const out: PublicDelivery = {
+    id: delivery.id,
+    object: 'webhook.delivery',
+    task_id: delivery.taskId,
+    event: delivery.event,
+    url: delivery.url,
+    status: delivery.status,
+    created_at: seconds(delivery.createdAt),
+    attempts: delivery.attempts.map((attempt) => ({
+      attempted_at: seconds(attempt.attemptedAt),
+      duration_ms: attempt.durationMs,
+      ...(attempt.httpStatus === null ? {} : { http_status: attempt.httpStatus }),
+      ...(attempt.error === null ? {} : { error: attempt.error }),
+    })),
+  };
+  if (delivery.status === 'pending' && delivery.nextAttemptAt !== null) {
+    out.next_attempt_at = seconds(delivery.nextAttemptAt);
+  }
+  return out;
+}
