@@ -12,11 +12,13 @@ import type { Store } from './ports/store.js';
 import { ResultLinks } from './result-links.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { TaskService } from './task-service.js';
+import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 
 export interface Service {
   readonly app: FastifyInstance;
   readonly store: Store;
   readonly pool: WorkerPool;
+  readonly webhooks: WebhookDispatcher;
   /** The base URL clients reach this server at. */
   readonly publicUrl: string;
   /** Stops accepting requests and claiming tasks, finishes or releases running tasks, closes the store. */
@@ -36,6 +38,15 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     ttlSeconds: config.resultUrlTtlSeconds,
   });
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
+  const webhooks = new WebhookDispatcher({
+    store,
+    dispatcher,
+    logger: logger.child({ component: 'webhooks' }),
+    resultUrl: (taskId) => links.urlFor(taskId),
+    timeoutMs: config.webhookTimeoutMs,
+    concurrency: config.webhookConcurrency,
+    perHostConcurrency: config.webhookHostConcurrency,
+  });
   const pool = new WorkerPool({
     store,
     storage,
@@ -48,8 +59,14 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     taskTimeoutMs: config.taskTimeoutMs,
     assetMaxBytes: config.assetMaxBytes,
     assetTimeoutMs: config.assetTimeoutMs,
+    onStatusChange: () => webhooks.notify(),
   });
-  const tasks = new TaskService({ store, links, onCreated: () => pool.notify() });
+  const tasks = new TaskService({
+    store,
+    links,
+    onCreated: () => pool.notify(),
+    onDeliveryQueued: () => webhooks.notify(),
+  });
   let draining = false;
   const app = buildApp({
     store,
@@ -68,18 +85,23 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     publicUrl = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
   }
   pool.start();
+  webhooks.start();
   logger.info({ url: publicUrl, workers: config.workerConcurrency }, 'videogen is serving');
 
   return {
     app,
     store,
     pool,
+    webhooks,
     get publicUrl() {
       return publicUrl;
     },
     async close() {
       draining = true;
       await Promise.all([app.close(), pool.stop(config.shutdownGraceMs)]);
+      // After the pool, so that callbacks of tasks that finished during the grace period still get a try;
+      // whatever is pending stays queued for the next start.
+      await webhooks.stop(Math.min(config.shutdownGraceMs, 5000));
       await dispatcher.close();
       await store.close();
     },

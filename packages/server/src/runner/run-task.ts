@@ -29,6 +29,8 @@ export interface RunTaskDependencies {
   readonly taskTimeoutMs: number;
   readonly assetMaxBytes: number;
   readonly assetTimeoutMs: number;
+  /** Called after this process changed a task's status (a callback may be queued). */
+  readonly onStatusChange?: () => void;
 }
 
 /** Why a run was stopped from outside. */
@@ -124,6 +126,7 @@ async function execute(
     await deps.storage.putFile(resultKey(task.id), outputPath, 'video/mp4');
     await progress.settle();
     const completed = await deps.store.completeTask(claim, resultKey(task.id));
+    if (completed) deps.onStatusChange?.();
     log.info({ ms: Date.now() - started, completed, bytes: output.size }, 'task finished');
   } catch (error) {
     await progress.settle();
@@ -140,7 +143,7 @@ async function execute(
       } else {
         log.info({ code: failure.code, message: failure.message }, 'task failed');
       }
-      await deps.store.failTask(claim, failure);
+      if (await deps.store.failTask(claim, failure)) deps.onStatusChange?.();
     }
   } finally {
     clearInterval(heartbeat);

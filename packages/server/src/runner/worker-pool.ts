@@ -31,7 +31,11 @@ export class WorkerPool {
     for (let i = 0; i < concurrency; i++) this.#slots.push(this.#slot());
     const reap = () =>
       store.failAbandonedTasks(maxAttempts).then(
-        (count) => count && logger.warn({ count }, 'tasks failed after their last lease expired'),
+        (count) => {
+          if (count === 0) return;
+          logger.warn({ count }, 'tasks failed after their last lease expired');
+          this.#options.onStatusChange?.();
+        },
         (error: unknown) => logger.error({ err: error }, 'reaping abandoned tasks failed'),
       );
     void reap();
@@ -86,6 +90,7 @@ export class WorkerPool {
         await this.#sleep(pollIntervalMs);
         continue;
       }
+      this.#options.onStatusChange?.();
       if (this.#stopping) {
         // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
         await store

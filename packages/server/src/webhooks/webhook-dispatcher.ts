@@ -1,0 +1,249 @@
+/**
+ * Sends queued callbacks. It claims due deliveries from the store's outbox, signs and posts them, and records
+ * each attempt. Concurrency is bounded overall and per receiver host, and a host at its limit is left out of
+ * the next claim, so one slow or dead receiver holds at most its own slots and never delays the others.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Dispatcher } from 'undici';
+import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
+import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
+import { VERSION } from '../version.js';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
+import { type AttemptResult, sendWebhook } from './send-webhook.js';
+import { signatureHeader } from './webhook-signature.js';
+
+export const USER_AGENT = `videogen/${VERSION} (webhooks)`;
+
+export interface WebhookDispatcherOptions {
+  readonly store: Store;
+  /** The guarded outbound dispatcher shared with asset downloads. */
+  readonly dispatcher: Dispatcher;
+  readonly logger: Logger;
+  /** The signed result link of a completed task, made when its callback is sent. */
+  readonly resultUrl: (taskId: string) => string;
+  /** Deliveries in flight at once in this process. */
+  readonly concurrency?: number;
+  /** Deliveries in flight at once to one receiver (`host:port`). */
+  readonly perHostConcurrency?: number;
+  /** One attempt's limit, response included (decisions.md §5: 15 s). */
+  readonly timeoutMs?: number;
+  readonly pollIntervalMs?: number;
+  readonly retry?: RetryPolicy;
+}
+
+interface InFlight {
+  readonly host: string;
+  readonly abort: AbortController;
+  readonly done: Promise<void>;
+}
+
+export class WebhookDispatcher {
+  readonly workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}-webhooks`;
+  readonly #store: Store;
+  readonly #options: WebhookDispatcherOptions;
+  readonly #concurrency: number;
+  readonly #perHost: number;
+  readonly #timeoutMs: number;
+  readonly #inFlight = new Set<InFlight>();
+  #wake: (() => void) | undefined;
+  /** Set by `notify`, so that a wake-up arriving while a claim is under way is not lost. */
+  #woken = false;
+  #loop: Promise<void> | undefined;
+  #stopping = false;
+
+  constructor(options: WebhookDispatcherOptions) {
+    this.#options = options;
+    this.#store = options.store;
+    this.#concurrency = options.concurrency ?? 16;
+    this.#perHost = options.perHostConcurrency ?? 4;
+    this.#timeoutMs = options.timeoutMs ?? 15_000;
+  }
+
+  start(): void {
+    this.#loop ??= this.#run();
+  }
+
+  /** A delivery may have been queued: look now rather than at the next poll. */
+  notify(): void {
+    this.#woken = true;
+    this.#wake?.();
+  }
+
+  /** Stops claiming; attempts in flight get `graceMs` to finish, then are abandoned uncounted. */
+  async stop(graceMs: number): Promise<void> {
+    this.#stopping = true;
+    this.notify();
+    await this.#loop;
+    const all = Promise.all([...this.#inFlight].map((f) => f.done));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'grace'>((resolve) => {
+      timer = setTimeout(() => resolve('grace'), graceMs);
+    });
+    if ((await Promise.race([all, grace])) === 'grace') {
+      for (const flight of this.#inFlight) flight.abort.abort();
+      await all;
+    }
+    clearTimeout(timer);
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  async #run(): Promise<void> {
+    const pollIntervalMs = this.#options.pollIntervalMs ?? 1000;
+    while (!this.#stopping) {
+      this.#woken = false;
+      const started = await this.#claimAndStart();
+      if (started === 0 && !this.#woken && !this.#stopping) await this.#sleep(pollIntervalMs);
+    }
+  }
+
+  #hostLoad(): Map<string, number> {
+    const load = new Map<string, number>();
+    for (const flight of this.#inFlight) load.set(flight.host, (load.get(flight.host) ?? 0) + 1);
+    return load;
+  }
+
+  async #claimAndStart(): Promise<number> {
+    const free = this.#concurrency - this.#inFlight.size;
+    if (free <= 0) return 0;
+    const load = this.#hostLoad();
+    const saturated = [...load].filter(([, count]) => count >= this.#perHost).map(([host]) => host);
+    let claimed: DeliveryRecord[];
+    try {
+      claimed = await this.#store.claimDeliveries({
+        workerId: this.workerId,
+        // Longer than an attempt can take, so that only a sender that died lets it lapse.
+        leaseMs: this.#timeoutMs + 30_000,
+        limit: free,
+        excludeHosts: saturated,
+      });
+    } catch (error) {
+      this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed');
+      return 0;
+    }
+    let started = 0;
+    for (const delivery of claimed) {
+      const claim = this.#claimOf(delivery);
+      if ((load.get(delivery.host) ?? 0) >= this.#perHost) {
+        // One claim can return more for a host than its free slots; the rest go back, uncounted.
+        await this.#store.releaseDelivery(claim).catch(() => false);
+        continue;
+      }
+      load.set(delivery.host, (load.get(delivery.host) ?? 0) + 1);
+      const abort = new AbortController();
+      const flight: InFlight = {
+        host: delivery.host,
+        abort,
+        done: this.#attempt(delivery, claim, abort.signal)
+          .catch((error: unknown) =>
+            this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'webhook attempt failed'),
+          )
+          .finally(() => {
+            this.#inFlight.delete(flight);
+            this.notify();
+          }),
+      };
+      this.#inFlight.add(flight);
+      started++;
+    }
+    return started;
+  }
+
+  #claimOf(delivery: DeliveryRecord): DeliveryClaim {
+    return { deliveryId: delivery.id, attempt: delivery.attemptCount, workerId: this.workerId };
+  }
+
+  async #attempt(delivery: DeliveryRecord, claim: DeliveryClaim, signal: AbortSignal): Promise<void> {
+    const log = this.#options.logger.child({
+      delivery_id: delivery.id,
+      task_id: delivery.taskId,
+      event: delivery.event,
+      attempt: claim.attempt,
+    });
+    const secrets = await this.#store.getWebhookSecrets(delivery.accountId);
+    const body = JSON.stringify(deliveryBody(delivery.payload, this.#options.resultUrl));
+    const timestamp = Math.floor(Date.now() / 1000);
+    const result: AttemptResult =
+      secrets.length === 0
+        ? {
+            attemptedAt: Date.now(),
+            durationMs: 0,
+            httpStatus: null,
+            error: 'the account has no webhook signing secret',
+            verdict: 'retry',
+          }
+        : await sendWebhook(
+            {
+              url: delivery.url,
+              headers: {
+                'content-type': 'application/json',
+                'user-agent': USER_AGENT,
+                'webhook-id': delivery.id,
+                'webhook-timestamp': String(timestamp),
+                'webhook-signature': signatureHeader(
+                  secrets.map((s) => s.secret),
+                  delivery.id,
+                  timestamp,
+                  body,
+                ),
+              },
+              body,
+            },
+            { dispatcher: this.#options.dispatcher, timeoutMs: this.#timeoutMs, signal },
+          );
+
+    if (result.verdict === 'interrupted') {
+      await this.#store.releaseDelivery(claim);
+      log.info('webhook attempt interrupted by shutdown; it will be sent again');
+      return;
+    }
+    const outcome = this.#outcome(result, claim.attempt);
+    const recorded = await this.#store.finishDeliveryAttempt(
+      claim,
+      {
+        attemptedAt: result.attemptedAt,
+        durationMs: result.durationMs,
+        httpStatus: result.httpStatus,
+        error: result.error,
+      },
+      outcome,
+    );
+    const fields = {
+      http_status: result.httpStatus ?? undefined,
+      error: result.error ?? undefined,
+      ms: result.durationMs,
+      outcome: outcome.status,
+      next_attempt_at:
+        outcome.status === 'pending' ? new Date(outcome.nextAttemptAt).toISOString() : undefined,
+    };
+    if (!recorded) log.warn(fields, 'webhook attempt finished after its claim lapsed; not recorded');
+    else if (outcome.status === 'succeeded') log.info(fields, 'webhook delivered');
+    else
+      log.warn(fields, outcome.status === 'failed' ? 'webhook delivery gave up' : 'webhook attempt failed');
+  }
+
+  #outcome(result: AttemptResult, attempt: number): DeliveryOutcome {
+    if (result.verdict === 'delivered') return { status: 'succeeded' };
+    if (result.verdict === 'gone') return { status: 'failed' };
+    const delay = retryDelay(this.#options.retry ?? DEFAULT_RETRY_POLICY, attempt, result.retryAfterMs);
+    return delay === undefined
+      ? { status: 'failed' }
+      : { status: 'pending', nextAttemptAt: Date.now() + delay };
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.#wake = done;
+    });
+  }
+}
