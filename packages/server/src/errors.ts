@@ -25,6 +25,7 @@ export const API_ERRORS = {
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   idempotency_conflict: { status: 409, type: 'conflict_error' },
   task_not_cancellable: { status: 409, type: 'conflict_error' },
+  callback_not_configured: { status: 409, type: 'conflict_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   range_not_satisfiable: { status: 416, type: 'invalid_request_error' },

@@ -2,6 +2,7 @@
  * The task use cases behind the HTTP routes: create and read tasks for an authenticated scope.
  * It knows the domain rules and the ports, not HTTP and not SQL.
  */
+import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/delivery.js';
 import { parseGenerationRequest } from './domain/generation-request.js';
 import { newTaskId } from './domain/identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
@@ -13,11 +14,18 @@ export class TaskService {
   readonly #store: Store;
   readonly #links: ResultLinks;
   readonly #onCreated: () => void;
+  readonly #onDeliveryQueued: () => void;
 
-  constructor(options: { store: Store; links: ResultLinks; onCreated?: () => void }) {
+  constructor(options: {
+    store: Store;
+    links: ResultLinks;
+    onCreated?: () => void;
+    onDeliveryQueued?: () => void;
+  }) {
     this.#store = options.store;
     this.#links = options.links;
     this.#onCreated = options.onCreated ?? (() => {});
+    this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
   }
 
   async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
@@ -28,12 +36,36 @@ export class TaskService {
   }
 
   async get(scope: TaskScope, taskId: string): Promise<PublicTask> {
+    return this.present(await this.#find(scope, taskId));
+  }
+
+  /** The task's callback deliveries and every attempt of each, oldest first. */
+  async deliveries(scope: TaskScope, taskId: string): Promise<PublicDelivery[]> {
+    await this.#find(scope, taskId);
+    return (await this.#store.listDeliveries(taskId)).map(toPublicDelivery);
+  }
+
+  /** Queues a new delivery (a new `webhook-id`) of the task as it is now. */
+  async redeliver(scope: TaskScope, taskId: string): Promise<PublicDelivery> {
+    const task = await this.#find(scope, taskId);
+    const delivery = deliveryFor(task);
+    if (!delivery) {
+      throw new ApiError('callback_not_configured', `Task ${taskId} was created without a callback_url.`, {
+        param: 'task_id',
+      });
+    }
+    const created = await this.#store.createDelivery(delivery);
+    this.#onDeliveryQueued();
+    return toPublicDelivery({ ...created, attempts: [] });
+  }
+
+  async #find(scope: TaskScope, taskId: string): Promise<TaskRecord> {
     const task = await this.#store.getTask(taskId, scope);
     if (!task)
       throw new ApiError('task_not_found', `No task ${taskId} exists for this API key.`, {
         param: 'task_id',
       });
-    return this.present(task);
+    return task;
   }
 
   present(task: TaskRecord): PublicTask {

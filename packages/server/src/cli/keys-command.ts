@@ -1,21 +1,9 @@
 /** `videogen keys create|list|revoke`: key management against the configured store. */
 import { parseArgs } from 'node:util';
-import { openStore } from '../adapters.js';
 import { createApiKey } from '../api-keys.js';
-import { loadConfig } from '../config.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
-import type { Store } from '../ports/store.js';
 import { UsageError } from './main.js';
-
-async function withStore<T>(action: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(loadConfig().databaseUrl);
-  try {
-    await store.migrate();
-    return await action(store);
-  } finally {
-    await store.close();
-  }
-}
+import { printTable, withStore } from './store-session.js';
 
 function isoOrDash(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString();
@@ -69,16 +57,7 @@ export async function keysCommand(args: string[]): Promise<number> {
         isoOrDash(k.createdAt),
         isoOrDash(k.lastUsedAt),
       ]);
-      const header = ['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED'];
-      const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => String(r[i]).length)));
-      for (const row of [header, ...rows]) {
-        process.stdout.write(
-          `${row
-            .map((cell, i) => String(cell).padEnd(widths[i] ?? 0))
-            .join('  ')
-            .trimEnd()}\n`,
-        );
-      }
+      printTable(['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED'], rows);
       return 0;
     }
     case 'revoke': {

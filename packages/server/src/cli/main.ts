@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
+import { webhooksCommand } from './webhooks-command.js';
 
 const USAGE = `Usage: videogen <command> [options]
 
@@ -11,6 +12,10 @@ Commands:
   keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
   keys list [--json]                      List API keys (never the keys themselves)
   keys revoke ID_OR_PREFIX                Revoke an API key
+  webhooks secret [--account ID]          Print the account's webhook signing secret (whsec_…)
+  webhooks rotate-secret [--account ID]   Make a new signing secret and print it; the old one signs
+                                          beside it for 24 hours
+  webhooks deliveries TASK_ID [--json]    Show a task's callback deliveries and every attempt
 
 Configuration comes from VIDEOGEN_* environment variables; see .env.example.`;
 
@@ -24,6 +29,8 @@ async function main(argv: string[]): Promise<number> {
       return serveCommand();
     case 'keys':
       return keysCommand(rest);
+    case 'webhooks':
+      return webhooksCommand(rest);
     case undefined:
     case 'help':
     case '--help':

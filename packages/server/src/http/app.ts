@@ -8,6 +8,7 @@ import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
 import { createAuthenticator } from './authentication.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { deliveryRoutes } from './routes/deliveries.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { resultRoutes } from './routes/results.js';
@@ -56,6 +57,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   healthRoutes(app, { store: deps.store, isDraining: deps.isDraining });
   generationRoutes(app, { tasks: deps.tasks, authenticate });
   taskRoutes(app, { tasks: deps.tasks, authenticate });
+  deliveryRoutes(app, { tasks: deps.tasks, authenticate });
   resultRoutes(app, { links: deps.links, storage: deps.storage });
   return app;
 }

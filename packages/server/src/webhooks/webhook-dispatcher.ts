@@ -116,8 +116,9 @@ export class WebhookDispatcher {
     try {
       claimed = await this.#store.claimDeliveries({
         workerId: this.workerId,
-        // Longer than an attempt can take, so that only a sender that died lets it lapse.
-        leaseMs: this.#timeoutMs + 30_000,
+        // Longer than an attempt can take (the request, plus reading secrets and recording the outcome), so
+        // that only a sender that died lets it lapse; then the delivery is due again.
+        leaseMs: this.#timeoutMs + 10_000,
         limit: free,
         excludeHosts: saturated,
       });

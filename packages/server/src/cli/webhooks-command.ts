@@ -1,0 +1,70 @@
+/** `videogen webhooks secret|rotate-secret|deliveries`: callback signing secrets and the delivery log. */
+import { parseArgs } from 'node:util';
+import { defaultAccountId } from '../api-keys.js';
+import { toPublicDelivery } from '../domain/delivery.js';
+import type { Store } from '../ports/store.js';
+import { UsageError } from './main.js';
+import { printTable, withStore } from './store-session.js';
+
+/** How long a rotated-out secret keeps signing beside the new one. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
+async function currentSecret(store: Store, accountId: string): Promise<string> {
+  const current = (await store.getWebhookSecrets(accountId)).at(0);
+  if (!current) throw new Error(`account ${accountId} has no webhook signing secret`);
+  return current.secret;
+}
+
+export async function webhooksCommand(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  switch (action) {
+    case 'secret':
+    case 'rotate-secret': {
+      const { values } = parseArgs({ args: rest, options: { account: { type: 'string' } }, strict: true });
+      const secret = await withStore(async (store) => {
+        const accountId = values.account ?? (await defaultAccountId(store));
+        if (action === 'secret') return currentSecret(store, accountId);
+        return (await store.rotateWebhookSecret(accountId, ROTATION_OVERLAP_MS)).secret;
+      });
+      // The secret alone on stdout, so that scripts can capture it.
+      process.stdout.write(`${secret}\n`);
+      return 0;
+    }
+    case 'deliveries': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: { json: { type: 'boolean', default: false } },
+        allowPositionals: true,
+        strict: true,
+      });
+      const taskId = positionals[0];
+      if (!taskId || positionals.length > 1) throw new UsageError('webhooks deliveries needs one task ID');
+      const deliveries = (await withStore((store) => store.listDeliveries(taskId))).map(toPublicDelivery);
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(deliveries, null, 2)}\n`);
+        return 0;
+      }
+      const rows = deliveries.flatMap((delivery) => {
+        const head = [delivery.id, delivery.event, delivery.status];
+        if (delivery.attempts.length === 0) {
+          const next = delivery.next_attempt_at
+            ? new Date(delivery.next_attempt_at * 1000).toISOString()
+            : '-';
+          return [[...head, '-', `not attempted yet (next ${next})`, '-']];
+        }
+        return delivery.attempts.map((attempt, i) => [
+          ...(i === 0 ? head : ['', '', '']),
+          new Date(attempt.attempted_at * 1000).toISOString(),
+          attempt.http_status === undefined ? (attempt.error ?? '-') : `HTTP ${attempt.http_status}`,
+          `${attempt.duration_ms} ms`,
+        ]);
+      });
+      printTable(['WEBHOOK ID', 'EVENT', 'STATE', 'ATTEMPTED', 'RESULT', 'DURATION'], rows);
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        action ? `unknown webhooks action ${JSON.stringify(action)}` : 'webhooks needs an action',
+      );
+  }
+}
