@@ -93,7 +93,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     maxBodyBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB', 20, 1, 1024) * MIB,
     webhookTimeoutMs: integer(env, 'VIDEOGEN_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
-    webhookConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_CONCURRENCY', 16, 1, 1024),
+    webhookConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_CONCURRENCY', 64, 1, 1024),
     webhookHostConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_HOST_CONCURRENCY', 4, 1, 1024),
     shutdownGraceMs: integer(env, 'VIDEOGEN_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
     logLevel: env.VIDEOGEN_LOG_LEVEL || 'info',

@@ -49,6 +49,8 @@ export function parseRetryAfter(value: string | undefined, now: number): number 
   if (!value) return undefined;
   const trimmed = value.trim();
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * SECOND;
+  // Every HTTP date form starts with a day name; `Date.parse` alone would read "-5" as a year.
+  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
   const date = Date.parse(trimmed);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }

@@ -23,7 +23,10 @@ export interface WebhookDispatcherOptions {
   readonly logger: Logger;
   /** The signed result link of a completed task, made when its callback is sent. */
   readonly resultUrl: (taskId: string) => string;
-  /** Deliveries in flight at once in this process. */
+  /**
+   * Deliveries in flight at once in this process. With `perHostConcurrency` it bounds how many stuck receivers
+   * it takes before others wait: 64 / 4 = 16 receivers all hanging at once.
+   */
   readonly concurrency?: number;
   /** Deliveries in flight at once to one receiver (`host:port`). */
   readonly perHostConcurrency?: number;
@@ -56,7 +59,7 @@ export class WebhookDispatcher {
   constructor(options: WebhookDispatcherOptions) {
     this.#options = options;
     this.#store = options.store;
-    this.#concurrency = options.concurrency ?? 16;
+    this.#concurrency = options.concurrency ?? 64;
     this.#perHost = options.perHostConcurrency ?? 4;
     this.#timeoutMs = options.timeoutMs ?? 15_000;
   }
