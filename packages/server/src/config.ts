@@ -2,7 +2,12 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
+/** What a process does: serve the API (and send callbacks), run render workers, or both. */
+export const ROLES = ['all', 'api', 'worker'] as const;
+export type Role = (typeof ROLES)[number];
+
 export interface Config {
+  readonly role: Role;
   readonly host: string;
   /** 0 picks a free port. */
   readonly port: number;
@@ -60,6 +65,15 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected true or false, got ${JSON.stringify(raw)}`);
 }
 
+function role(env: Env): Role {
+  const raw = env.VIDEOGEN_ROLE;
+  if (raw === undefined || raw === '') return 'all';
+  if (!(ROLES as readonly string[]).includes(raw)) {
+    throw new ConfigError('VIDEOGEN_ROLE', `expected one of ${ROLES.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as Role;
+}
+
 function url(env: Env, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -77,6 +91,7 @@ const MIB = 1024 * 1024;
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const dataDir = resolve(cwd, env.VIDEOGEN_DATA_DIR || 'data');
   return {
+    role: role(env),
     host: env.VIDEOGEN_HOST || '127.0.0.1',
     port: integer(env, 'VIDEOGEN_PORT', 8080, 0, 65535),
     publicUrl: url(env, 'VIDEOGEN_PUBLIC_URL'),

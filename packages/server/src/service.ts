@@ -1,4 +1,8 @@
-/** The composition root: wires config, adapters, the task service, the worker pool and the HTTP app. */
+/**
+ * The composition root: wires config, adapters, the task service, the worker pool, callbacks and the HTTP
+ * app for the process's role. `api` serves the API and sends callbacks; `worker` renders and serves only
+ * health checks; `all` (one machine) does both.
+ */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
@@ -6,7 +10,8 @@ import { openStorage, openStore } from './adapters.js';
 import type { Config } from './config.js';
 import { EngineRouter } from './engines/engine-router.js';
 import { LocalEngine } from './engines/local/local-engine.js';
-import { buildApp } from './http/app.js';
+import { type ApiDependencies, buildApp } from './http/app.js';
+import { Metrics } from './metrics.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
 import { ResultLinks } from './result-links.js';
@@ -17,8 +22,10 @@ import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 export interface Service {
   readonly app: FastifyInstance;
   readonly store: Store;
-  readonly pool: WorkerPool;
-  readonly webhooks: WebhookDispatcher;
+  /** Absent in an `api` process or with no worker slots. */
+  readonly pool: WorkerPool | undefined;
+  /** Absent in a `worker` process. */
+  readonly webhooks: WebhookDispatcher | undefined;
   /** The base URL clients reach this server at. */
   readonly publicUrl: string;
   /** Stops accepting requests and claiming tasks, finishes or releases running tasks, closes the store. */
@@ -26,67 +33,85 @@ export interface Service {
 }
 
 export async function startService(config: Config, logger: Logger): Promise<Service> {
+  const servesApi = config.role !== 'worker';
+  const runsWorkers = config.role !== 'api' && config.workerConcurrency > 0;
   const store = openStore(config.databaseUrl);
   await store.migrate();
   const storage = openStorage(config.storageUrl);
-  const secret = await store.getOrCreateSecret('result_links', () => randomBytes(32).toString('base64url'));
-
-  let publicUrl = config.publicUrl ?? '';
-  const links = new ResultLinks({
-    publicUrl: () => publicUrl,
-    secret,
-    ttlSeconds: config.resultUrlTtlSeconds,
-  });
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
-  const webhooks = new WebhookDispatcher({
-    store,
-    dispatcher,
-    logger: logger.child({ component: 'webhooks' }),
-    resultUrl: (taskId) => links.urlFor(taskId),
-    timeoutMs: config.webhookTimeoutMs,
-    concurrency: config.webhookConcurrency,
-    perHostConcurrency: config.webhookHostConcurrency,
-  });
-  const pool = new WorkerPool({
-    store,
-    storage,
-    engines: EngineRouter.all(new LocalEngine()),
-    dispatcher,
-    logger,
-    concurrency: config.workerConcurrency,
-    maxAttempts: config.maxAttempts,
-    leaseMs: config.leaseMs,
-    taskTimeoutMs: config.taskTimeoutMs,
-    assetMaxBytes: config.assetMaxBytes,
-    assetTimeoutMs: config.assetTimeoutMs,
-    onStatusChange: () => webhooks.notify(),
-  });
-  const tasks = new TaskService({
-    store,
-    links,
-    onCreated: () => pool.notify(),
-    onDeliveryQueued: () => webhooks.notify(),
-  });
+  let publicUrl = config.publicUrl ?? '';
+  const metrics = new Metrics({ queueStats: () => store.queueStats() });
+
+  let webhooks: WebhookDispatcher | undefined;
+  let api: ApiDependencies | undefined;
+  if (servesApi) {
+    const secret = await store.getOrCreateSecret('result_links', () => randomBytes(32).toString('base64url'));
+    const links = new ResultLinks({
+      publicUrl: () => publicUrl,
+      secret,
+      ttlSeconds: config.resultUrlTtlSeconds,
+    });
+    webhooks = new WebhookDispatcher({
+      store,
+      dispatcher,
+      logger: logger.child({ component: 'webhooks' }),
+      resultUrl: (taskId) => links.urlFor(taskId),
+      timeoutMs: config.webhookTimeoutMs,
+      concurrency: config.webhookConcurrency,
+      perHostConcurrency: config.webhookHostConcurrency,
+      metrics,
+    });
+    const tasks = new TaskService({
+      store,
+      links,
+      onCreated: (task) => {
+        metrics.tasksCreated.inc({ model: task.model });
+        pool?.notify();
+      },
+      onDeliveryQueued: () => webhooks?.notify(),
+    });
+    api = { tasks, links, storage };
+  }
+
+  const pool = runsWorkers
+    ? new WorkerPool({
+        store,
+        storage,
+        engines: EngineRouter.all(new LocalEngine()),
+        dispatcher,
+        logger,
+        concurrency: config.workerConcurrency,
+        maxAttempts: config.maxAttempts,
+        leaseMs: config.leaseMs,
+        taskTimeoutMs: config.taskTimeoutMs,
+        assetMaxBytes: config.assetMaxBytes,
+        assetTimeoutMs: config.assetTimeoutMs,
+        onStatusChange: () => webhooks?.notify(),
+        metrics,
+      })
+    : undefined;
+
   let draining = false;
   const app = buildApp({
     store,
-    storage,
-    tasks,
-    links,
+    metrics,
     logger,
     maxBodyBytes: config.maxBodyBytes,
     isDraining: () => draining,
+    ...(api ? { api } : {}),
   });
-
   await app.listen({ host: config.host, port: config.port });
   const address = app.server.address();
   if (!publicUrl && address && typeof address === 'object') {
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     publicUrl = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
   }
-  pool.start();
-  webhooks.start();
-  logger.info({ url: publicUrl, workers: config.workerConcurrency }, 'videogen is serving');
+  pool?.start();
+  webhooks?.start();
+  logger.info(
+    { url: publicUrl, role: config.role, workers: pool ? config.workerConcurrency : 0 },
+    'videogen is serving',
+  );
 
   return {
     app,
@@ -98,10 +123,10 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     },
     async close() {
       draining = true;
-      await Promise.all([app.close(), pool.stop(config.shutdownGraceMs)]);
+      await Promise.all([app.close(), pool?.stop(config.shutdownGraceMs)]);
       // After the pool, so that callbacks of tasks that finished during the grace period still get a try;
       // whatever is pending stays queued for the next start.
-      await webhooks.stop(Math.min(config.shutdownGraceMs, 5000));
+      await webhooks?.stop(Math.min(config.shutdownGraceMs, 5000));
       await dispatcher.close();
       await store.close();
     },

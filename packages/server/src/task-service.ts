@@ -13,13 +13,13 @@ import type { ResultLinks } from './result-links.js';
 export class TaskService {
   readonly #store: Store;
   readonly #links: ResultLinks;
-  readonly #onCreated: () => void;
+  readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
 
   constructor(options: {
     store: Store;
     links: ResultLinks;
-    onCreated?: () => void;
+    onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
   }) {
     this.#store = options.store;
@@ -31,7 +31,7 @@ export class TaskService {
   async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
     const { model, params } = parseGenerationRequest(body);
     const task = await this.#store.createTask({ ...scope, id: newTaskId(), model: model.id, params });
-    this.#onCreated();
+    this.#onCreated(task);
     return this.present(task);
   }
 

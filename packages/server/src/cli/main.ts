@@ -1,6 +1,6 @@
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.js';
+import { ConfigError, ROLES, type Role } from '../config.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { webhooksCommand } from './webhooks-command.js';
@@ -8,7 +8,9 @@ import { webhooksCommand } from './webhooks-command.js';
 const USAGE = `Usage: videogen <command> [options]
 
 Commands:
-  serve                                   Serve the API and run workers (SQLite + local files by default)
+  serve [--role all|api|worker]           Serve the API and run workers (SQLite + local files by default);
+                                          api: API and callbacks only; worker: render only
+  worker                                  Same as serve --role worker
   keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
   keys list [--json]                      List API keys (never the keys themselves)
   keys revoke ID_OR_PREFIX                Revoke an API key
@@ -24,9 +26,16 @@ export class UsageError extends Error {}
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'serve':
+    case 'serve': {
+      const { values } = parseArgs({ args: rest, options: { role: { type: 'string' } }, strict: true });
+      if (values.role !== undefined && !(ROLES as readonly string[]).includes(values.role)) {
+        throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+      }
+      return serveCommand(values.role as Role | undefined);
+    }
+    case 'worker':
       parseArgs({ args: rest, options: {}, strict: true });
-      return serveCommand();
+      return serveCommand('worker');
     case 'keys':
       return keysCommand(rest);
     case 'webhooks':

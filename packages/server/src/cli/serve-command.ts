@@ -1,6 +1,6 @@
-/** `videogen serve`: the API and an in-process worker pool until SIGTERM or SIGINT. */
+/** `videogen serve` and `videogen worker`: serve the process's role until SIGTERM or SIGINT. */
 import { createFirstKey } from '../api-keys.js';
-import { loadConfig } from '../config.js';
+import { loadConfig, type Role } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startService } from '../service.js';
 
@@ -23,13 +23,17 @@ function firstKeyBanner(key: string, baseUrl: string): string {
 `;
 }
 
-export async function serveCommand(): Promise<number> {
-  const config = loadConfig();
+/** Runs until SIGTERM or SIGINT; `role` (from `--role` or `videogen worker`) overrides `VIDEOGEN_ROLE`. */
+export async function serveCommand(role?: Role): Promise<number> {
+  const loaded = loadConfig();
+  const config = role ? { ...loaded, role } : loaded;
   const logger = createLogger(config.logLevel);
   const service = await startService(config, logger);
 
-  const first = await createFirstKey(service.store);
-  if (first) process.stdout.write(firstKeyBanner(first.key, service.publicUrl));
+  if (config.role !== 'worker') {
+    const first = await createFirstKey(service.store);
+    if (first) process.stdout.write(firstKeyBanner(first.key, service.publicUrl));
+  }
 
   return new Promise((resolve) => {
     let closing = false;

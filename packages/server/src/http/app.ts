@@ -1,7 +1,11 @@
-/** The Fastify application: request ids, one log line per request, errors, authentication and the routes. */
+/**
+ * The Fastify application: request ids, one log line per request, errors, authentication and the routes.
+ * An API process serves everything; a worker process only its health checks.
+ */
 import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import type { Logger } from 'pino';
+import type { Metrics } from '../metrics.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
@@ -11,17 +15,24 @@ import { errorHandler, notFoundHandler } from './error-handler.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
+import { metricsRoutes } from './routes/metrics.js';
 import { resultRoutes } from './routes/results.js';
 import { taskRoutes } from './routes/tasks.js';
 
-export interface AppDependencies {
-  readonly store: Store;
-  readonly storage: Storage;
+export interface ApiDependencies {
   readonly tasks: TaskService;
   readonly links: ResultLinks;
+  readonly storage: Storage;
+}
+
+export interface AppDependencies {
+  readonly store: Store;
+  readonly metrics: Metrics;
   readonly logger: Logger;
   readonly maxBodyBytes: number;
   readonly isDraining: () => boolean;
+  /** The public API; a worker process leaves it out and serves only its health checks. */
+  readonly api?: ApiDependencies;
 }
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
@@ -39,6 +50,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   });
   // One line per request. The path is logged without its query string: result links carry signatures.
   app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.httpDuration.observe(
+      {
+        method: request.method,
+        route: request.routeOptions.url ?? 'unmatched',
+        status_code: reply.statusCode,
+      },
+      reply.elapsedTime / 1000,
+    );
     request.log.info(
       {
         method: request.method,
@@ -53,11 +72,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  const authenticate = createAuthenticator(deps.store);
   healthRoutes(app, { store: deps.store, isDraining: deps.isDraining });
-  generationRoutes(app, { tasks: deps.tasks, authenticate });
-  taskRoutes(app, { tasks: deps.tasks, authenticate });
-  deliveryRoutes(app, { tasks: deps.tasks, authenticate });
-  resultRoutes(app, { links: deps.links, storage: deps.storage });
+  metricsRoutes(app, { metrics: deps.metrics });
+  const { api } = deps;
+  if (api) {
+    const authenticate = createAuthenticator(deps.store);
+    generationRoutes(app, { tasks: api.tasks, authenticate });
+    taskRoutes(app, { tasks: api.tasks, authenticate });
+    deliveryRoutes(app, { tasks: api.tasks, authenticate });
+    resultRoutes(app, { links: api.links, storage: api.storage });
+  }
   return app;
 }

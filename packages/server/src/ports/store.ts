@@ -85,6 +85,21 @@ export type DeliveryOutcome =
   | { readonly status: 'succeeded' | 'failed' }
   | { readonly status: 'pending'; readonly nextAttemptAt: number };
 
+/** The queue as metrics show it: read at scrape time, the same from every process. */
+export interface QueueStats {
+  /** The store's clock, epoch milliseconds, for ages. */
+  readonly now: number;
+  /** Counts of pending and processing tasks by model (finished tasks are counted by the processes' counters). */
+  readonly unfinished: readonly {
+    readonly status: 'pending' | 'processing';
+    readonly model: ModelId;
+    readonly count: number;
+  }[];
+  readonly oldestPendingAt: number | null;
+  readonly expiredLeases: number;
+  readonly pendingDeliveries: number;
+}
+
 export interface Store {
   /** Applies pending numbered migrations. */
   migrate(): Promise<void>;
@@ -126,6 +141,8 @@ export interface Store {
   releaseTask(claim: Claim): Promise<boolean>;
   /** Tasks pending now, for metrics and readiness. */
   countPendingTasks(): Promise<number>;
+  /** Queue depth, age and lease health for `/metrics`. */
+  queueStats(): Promise<QueueStats>;
 
   /*
    * Callbacks. Every status change above that reaches processing (the first time), completed or failed queues

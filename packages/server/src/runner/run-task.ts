@@ -13,6 +13,7 @@ import { getModel } from '../domain/models.js';
 import type { TaskError, TaskRecord } from '../domain/task.js';
 import type { EngineRouter } from '../engines/engine-router.js';
 import { TaskFailure } from '../errors.js';
+import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, Store } from '../ports/store.js';
@@ -31,6 +32,7 @@ export interface RunTaskDependencies {
   readonly assetTimeoutMs: number;
   /** Called after this process changed a task's status (a callback may be queued). */
   readonly onStatusChange?: () => void;
+  readonly metrics?: Metrics;
 }
 
 /** Why a run was stopped from outside. */
@@ -126,7 +128,11 @@ async function execute(
     await deps.storage.putFile(resultKey(task.id), outputPath, 'video/mp4');
     await progress.settle();
     const completed = await deps.store.completeTask(claim, resultKey(task.id));
-    if (completed) deps.onStatusChange?.();
+    if (completed) {
+      deps.onStatusChange?.();
+      deps.metrics?.renderDuration.observe({ model: task.model }, (Date.now() - started) / 1000);
+      deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
+    }
     log.info({ ms: Date.now() - started, completed, bytes: output.size }, 'task finished');
   } catch (error) {
     await progress.settle();
@@ -135,6 +141,7 @@ async function execute(
       await deps.store.releaseTask(claim);
       log.info('task released at shutdown');
     } else if (reason === 'lease_lost') {
+      deps.metrics?.leasesLost.inc();
       log.warn('lease lost; another worker may take the task');
     } else {
       const failure = describeFailure(reason ? signal.reason : error, deps.taskTimeoutMs);
@@ -143,7 +150,10 @@ async function execute(
       } else {
         log.info({ code: failure.code, message: failure.message }, 'task failed');
       }
-      if (await deps.store.failTask(claim, failure)) deps.onStatusChange?.();
+      if (await deps.store.failTask(claim, failure)) {
+        deps.onStatusChange?.();
+        deps.metrics?.tasksFinished.inc({ model: task.model, status: 'failed', error_code: failure.code });
+      }
     }
   } finally {
     clearInterval(heartbeat);

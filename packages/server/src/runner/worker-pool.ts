@@ -34,6 +34,7 @@ export class WorkerPool {
         (count) => {
           if (count === 0) return;
           logger.warn({ count }, 'tasks failed after their last lease expired');
+          this.#options.metrics?.tasksAbandoned.inc(count);
           this.#options.onStatusChange?.();
         },
         (error: unknown) => logger.error({ err: error }, 'reaping abandoned tasks failed'),

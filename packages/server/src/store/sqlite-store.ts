@@ -20,6 +20,7 @@ import type {
   DeliveryOutcome,
   NewApiKey,
   NewTask,
+  QueueStats,
   Store,
   WebhookSecret,
 } from '../ports/store.js';
@@ -44,6 +45,7 @@ import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
 import { ping } from './operations/ping.js';
+import { queueStats } from './operations/queue-stats.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { renewLease } from './operations/renew-lease.js';
@@ -178,6 +180,10 @@ export class SqliteStore implements Store {
 
   countPendingTasks(): Promise<number> {
     return countPendingTasks(this.#db);
+  }
+
+  queueStats(): Promise<QueueStats> {
+    return queueStats(this.#db, this.#now());
   }
 
   getWebhookSecrets(accountId: string): Promise<WebhookSecret[]> {

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
+import type { Metrics } from '../metrics.js';
 import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
@@ -34,6 +35,7 @@ export interface WebhookDispatcherOptions {
   readonly timeoutMs?: number;
   readonly pollIntervalMs?: number;
   readonly retry?: RetryPolicy;
+  readonly metrics?: Metrics;
 }
 
 interface InFlight {
@@ -201,11 +203,16 @@ export class WebhookDispatcher {
           );
 
     if (result.verdict === 'interrupted') {
+      this.#options.metrics?.callbackAttempts.inc({ outcome: 'interrupted' });
       await this.#store.releaseDelivery(claim);
       log.info('webhook attempt interrupted by shutdown; it will be sent again');
       return;
     }
     const outcome = this.#outcome(result, claim.attempt);
+    this.#options.metrics?.callbackAttempts.inc({
+      outcome:
+        outcome.status === 'succeeded' ? 'delivered' : outcome.status === 'failed' ? 'failed' : 'retry',
+    });
     const recorded = await this.#store.finishDeliveryAttempt(
       claim,
       {

@@ -32,9 +32,13 @@ export function serverEnv(dataDir: string, extra: Record<string, string> = {}): 
   };
 }
 
-/** Starts `videogen serve` and resolves once it logs the URL it serves. */
-export async function startServer(env: NodeJS.ProcessEnv, timeoutMs = 30_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [CLI_PATH, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `videogen serve` (or the command in `args`) and resolves once it logs the URL it serves. */
+export async function startServer(
+  env: NodeJS.ProcessEnv,
+  timeoutMs = 30_000,
+  args: readonly string[] = ['serve'],
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => {

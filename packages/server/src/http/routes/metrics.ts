@@ -1,0 +1,13 @@
+/**
+ * `GET /metrics`: Prometheus text format. Unauthenticated like the health checks; expose it only where the
+ * scraper can reach it (docs/deployment.md).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Metrics } from '../../metrics.js';
+
+export function metricsRoutes(app: FastifyInstance, deps: { metrics: Metrics }) {
+  app.get('/metrics', async (_request, reply) => {
+    const body = await deps.metrics.registry.metrics();
+    return reply.type(deps.metrics.registry.contentType).send(body);
+  });
+}

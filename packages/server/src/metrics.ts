@@ -1,0 +1,125 @@
+/**
+ * Prometheus metrics (prom-client) for `GET /metrics`. One registry per service, not prom-client's global one,
+ * so that several services in one process (tests) do not share counters. Queue gauges are read from the store
+ * at scrape time, so every process reports the same, cluster-wide, numbers; counters and histograms are this
+ * process's own.
+ */
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { QueueStats } from './ports/store.js';
+
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly httpDuration = new Histogram({
+    name: 'videogen_http_request_duration_seconds',
+    help: 'HTTP request latency by route (the route pattern, not the path), method and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [this.registry],
+  });
+
+  readonly renderDuration = new Histogram({
+    name: 'videogen_task_run_duration_seconds',
+    help: 'Time from claim to completion of the tasks this process ran, by model.',
+    labelNames: ['model'] as const,
+    buckets: [0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900],
+    registers: [this.registry],
+  });
+
+  readonly tasksFinished = new Counter({
+    name: 'videogen_tasks_finished_total',
+    help: 'Tasks this process finished, by model, final status and error code ("" when completed).',
+    labelNames: ['model', 'status', 'error_code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly tasksCreated = new Counter({
+    name: 'videogen_tasks_created_total',
+    help: 'Tasks created through this process, by model.',
+    labelNames: ['model'] as const,
+    registers: [this.registry],
+  });
+
+  readonly callbackAttempts = new Counter({
+    name: 'videogen_callback_attempts_total',
+    help: 'Callback delivery attempts by outcome: delivered, retry (will be tried again), failed (gave up or 410), interrupted (shutdown).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly leasesLost = new Counter({
+    name: 'videogen_leases_lost_total',
+    help: 'Runs this process stopped because their lease had expired and the task could be claimed by another worker.',
+    registers: [this.registry],
+  });
+
+  readonly tasksAbandoned = new Counter({
+    name: 'videogen_tasks_abandoned_total',
+    help: 'Tasks this process failed with worker_lost after their last lease expired.',
+    registers: [this.registry],
+  });
+
+  constructor(options: { queueStats?: () => Promise<QueueStats> } = {}) {
+    collectDefaultMetrics({ register: this.registry, prefix: 'videogen_' });
+    const { queueStats } = options;
+    if (!queueStats) return;
+
+    // One store read per scrape, shared by the gauges below, which prom-client collects one after another.
+    let pending: Promise<QueueStats> | undefined;
+    const stats = () => {
+      pending ??= queueStats().finally(() => {
+        setImmediate(() => {
+          pending = undefined;
+        });
+      });
+      return pending;
+    };
+    const registers = [this.registry];
+    new Gauge({
+      name: 'videogen_tasks',
+      help: 'Unfinished tasks by status (pending, processing) and model, across all processes.',
+      labelNames: ['status', 'model'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        for (const row of (await stats()).unfinished)
+          this.set({ status: row.status, model: row.model }, row.count);
+      },
+    });
+    new Gauge({
+      name: 'videogen_queue_depth',
+      help: 'Tasks waiting to be claimed.',
+      registers,
+      async collect() {
+        this.set(
+          (await stats()).unfinished.filter((r) => r.status === 'pending').reduce((n, r) => n + r.count, 0),
+        );
+      },
+    });
+    new Gauge({
+      name: 'videogen_queue_oldest_pending_age_seconds',
+      help: 'How long the oldest pending task has waited (0 when none is pending).',
+      registers,
+      async collect() {
+        const { oldestPendingAt, now } = await stats();
+        this.set(oldestPendingAt === null ? 0 : Math.max(0, (now - oldestPendingAt) / 1000));
+      },
+    });
+    new Gauge({
+      name: 'videogen_expired_leases',
+      help: 'Processing tasks whose lease has expired: their worker died or hung, and they wait to be claimed again.',
+      registers,
+      async collect() {
+        this.set((await stats()).expiredLeases);
+      },
+    });
+    new Gauge({
+      name: 'videogen_callbacks_pending',
+      help: 'Callback deliveries not yet delivered or given up.',
+      registers,
+      async collect() {
+        this.set((await stats()).pendingDeliveries);
+      },
+    });
+  }
+}
