@@ -15,6 +15,8 @@ export interface Config {
   readonly publicUrl: string | undefined;
   readonly dataDir: string;
   readonly databaseUrl: string;
+  /** PostgreSQL: the schema holding videogen's tables (created if missing); the connection's default if unset. */
+  readonly databaseSchema: string | undefined;
   readonly storageUrl: string;
   readonly workerConcurrency: number;
   readonly leaseMs: number;
@@ -97,6 +99,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicUrl: url(env, 'VIDEOGEN_PUBLIC_URL'),
     dataDir,
     databaseUrl: env.VIDEOGEN_DATABASE_URL || resolve(dataDir, 'videogen.db'),
+    databaseSchema: env.VIDEOGEN_DATABASE_SCHEMA || undefined,
     storageUrl: env.VIDEOGEN_STORAGE_URL || pathToFileURL(resolve(dataDir, 'files')).href,
     workerConcurrency: integer(env, 'VIDEOGEN_WORKER_CONCURRENCY', 1, 0, 64),
     leaseMs: integer(env, 'VIDEOGEN_LEASE_SECONDS', 30, 1, 3600) * 1000,

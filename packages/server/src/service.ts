@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { openStorage, openStore } from './adapters.js';
+import { openStorage, openStore, openWorkSignal } from './adapters.js';
 import type { Config } from './config.js';
 import { EngineRouter } from './engines/engine-router.js';
 import { LocalEngine } from './engines/local/local-engine.js';
@@ -35,8 +35,13 @@ export interface Service {
 export async function startService(config: Config, logger: Logger): Promise<Service> {
   const servesApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api' && config.workerConcurrency > 0;
-  const store = openStore(config.databaseUrl);
+  const onStoreError = (error: unknown) =>
+    logger.warn({ err: error }, 'store connection error; reconnecting');
+  const store = openStore(config.databaseUrl, { schema: config.databaseSchema, onError: onStoreError });
   await store.migrate();
+  // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
+  // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.
+  const signal = openWorkSignal(store, { onError: onStoreError });
   const storage = openStorage(config.storageUrl);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
@@ -66,9 +71,9 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       links,
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });
-        pool?.notify();
+        void signal.notify('tasks');
       },
-      onDeliveryQueued: () => webhooks?.notify(),
+      onDeliveryQueued: () => void signal.notify('deliveries'),
     });
     api = { tasks, links, storage };
   }
@@ -86,7 +91,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
         taskTimeoutMs: config.taskTimeoutMs,
         assetMaxBytes: config.assetMaxBytes,
         assetTimeoutMs: config.assetTimeoutMs,
-        onStatusChange: () => webhooks?.notify(),
+        onStatusChange: () => void signal.notify('deliveries'),
         metrics,
       })
     : undefined;
@@ -106,6 +111,10 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
     publicUrl = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
   }
+  const unsubscribe = [
+    pool && signal.subscribe('tasks', () => pool.notify()),
+    webhooks && signal.subscribe('deliveries', () => webhooks?.notify()),
+  ];
   pool?.start();
   webhooks?.start();
   logger.info(
@@ -127,6 +136,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       // After the pool, so that callbacks of tasks that finished during the grace period still get a try;
       // whatever is pending stays queued for the next start.
       await webhooks?.stop(Math.min(config.shutdownGraceMs, 5000));
+      for (const stop of unsubscribe) stop?.();
+      await signal.close();
       await dispatcher.close();
       await store.close();
     },

@@ -4,7 +4,8 @@ import { loadConfig } from '../config.js';
 import type { Store } from '../ports/store.js';
 
 export async function withStore<T>(action: (store: Store) => Promise<T>): Promise<T> {
-  const store = openStore(loadConfig().databaseUrl);
+  const config = loadConfig();
+  const store = openStore(config.databaseUrl, { schema: config.databaseSchema });
   try {
     await store.migrate();
     return await action(store);

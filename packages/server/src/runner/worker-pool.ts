@@ -19,6 +19,8 @@ export class WorkerPool {
   readonly #running = new Set<RunningTask>();
   readonly #slots: Promise<void>[] = [];
   readonly #wake = new Set<() => void>();
+  /** Counts `notify` calls, so a slot whose claim came back empty can tell it raced a new task and retry. */
+  #notifications = 0;
   #stopping = false;
   #reaper: NodeJS.Timeout | undefined;
 
@@ -43,9 +45,15 @@ export class WorkerPool {
     this.#reaper = setInterval(reap, Math.max(1000, Math.floor(leaseMs / 2)));
   }
 
-  /** A task may be waiting: wake every idle slot. */
+  /**
+   * A task may be waiting: wake one idle slot. Waking them all would send every idle slot to claim the same
+   * task, and the losers' empty claims would queue ahead of the winner's writes on the store. A slot that
+   * claims something wakes the next one in turn, so a burst of tasks still fills every slot.
+   */
   notify(): void {
-    for (const wake of [...this.#wake]) wake();
+    this.#notifications++;
+    const [wake] = this.#wake;
+    wake?.();
   }
 
   get activeTasks(): number {
@@ -59,7 +67,7 @@ export class WorkerPool {
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#reaper);
-    this.notify();
+    for (const wake of [...this.#wake]) wake();
     const allDone = Promise.all(this.#slots);
     let timer: NodeJS.Timeout | undefined;
     const graceOver = new Promise<'grace'>((resolve) => {
@@ -75,6 +83,7 @@ export class WorkerPool {
   async #slot(): Promise<void> {
     const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
     while (!this.#stopping) {
+      const notificationsBefore = this.#notifications;
       let task: Awaited<ReturnType<typeof store.claimTask>>;
       try {
         task = await store.claimTask({
@@ -88,10 +97,13 @@ export class WorkerPool {
         task = undefined;
       }
       if (!task) {
-        await this.#sleep(pollIntervalMs);
+        if (this.#notifications === notificationsBefore) await this.#sleep(pollIntervalMs);
         continue;
       }
       this.#options.onStatusChange?.();
+      // There may be more where this one came from.
+      const [next] = this.#wake;
+      next?.();
       if (this.#stopping) {
         // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
         await store

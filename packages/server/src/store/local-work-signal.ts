@@ -1,0 +1,57 @@
+/**
+ * The in-process `WorkSignal`, for stores whose claimers all live in one process (SQLite). It is also the
+ * listener registry `PgWorkSignal` delivers through, so both call listeners the same way.
+ */
+import { EventEmitter } from 'node:events';
+import type { WorkListener, WorkSignal, WorkTopic } from '../ports/work-signal.js';
+
+export interface LocalWorkSignalOptions {
+  /** Told about a listener that threw; the other listeners are still called. */
+  readonly onError?: (error: unknown) => void;
+}
+
+export class LocalWorkSignal implements WorkSignal {
+  readonly #emitter = new EventEmitter();
+  readonly #onError: (error: unknown) => void;
+  #closed = false;
+
+  constructor(options: LocalWorkSignalOptions = {}) {
+    // One listener per idle worker slot and dispatcher: many, and none of them a leak.
+    this.#emitter.setMaxListeners(0);
+    this.#onError = options.onError ?? (() => undefined);
+  }
+
+  /** Calls the topic's listeners now, synchronously, each guarded so that one throwing stops no other. */
+  notify(topic: WorkTopic): Promise<void> {
+    this.deliver(topic);
+    return Promise.resolve();
+  }
+
+  subscribe(topic: WorkTopic, listener: WorkListener): () => void {
+    if (this.#closed) return () => undefined;
+    const guarded = () => {
+      try {
+        listener();
+      } catch (error) {
+        this.#onError(error);
+      }
+    };
+    this.#emitter.on(topic, guarded);
+    return () => {
+      this.#emitter.off(topic, guarded);
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#emitter.removeAllListeners();
+    return Promise.resolve();
+  }
+
+  /** Calls the listeners of `topic` (every topic when absent) in this process only. */
+  deliver(topic?: WorkTopic): void {
+    if (this.#closed) return;
+    const topics = topic ? [topic] : (this.#emitter.eventNames() as WorkTopic[]);
+    for (const name of topics) this.#emitter.emit(name);
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * PostgreSQL for tests: where it is, whether the suites that need it run, and a fresh schema per store.
+ *
+ * Locally a missing server skips those suites with a message saying how to run them; in CI (`CI=true`) it is a
+ * failure, so a broken database service can never pass for a green run.
+ */
+import { randomBytes } from 'node:crypto';
+import { after, test } from 'node:test';
+import pg from 'pg';
+import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../../src/store/pg-database.js';
+
+export const TEST_DATABASE_URL =
+  process.env.VIDEOGEN_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The URL without its password, for messages. */
+function shown(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.href;
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+async function reachable(url: string): Promise<Error | undefined> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+let checked: Promise<{ skip: string | false }> | undefined;
+
+/**
+ * `describe` options for suites that need PostgreSQL: `{ skip: false }` when it answers. When it does not,
+ * outside CI the suites are skipped with the reason; in CI one test fails saying what was unreachable (and
+ * the suites are skipped, so that the failure is that one clear message rather than each test's).
+ * In CI the server gets a few seconds, since a database service may still be starting.
+ */
+export function postgresSuite(): Promise<{ skip: string | false }> {
+  checked ??= (async () => {
+    const ci = process.env.CI === 'true';
+    const deadline = Date.now() + (ci ? 15_000 : 0);
+    let error = await reachable(TEST_DATABASE_URL);
+    while (error && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      error = await reachable(TEST_DATABASE_URL);
+    }
+    if (!error) return { skip: false };
+    const problem = `PostgreSQL at ${shown(TEST_DATABASE_URL)} is unreachable (${error.message})`;
+    if (ci) {
+      test('PostgreSQL is reachable (CI=true requires it)', () => {
+        throw new Error(`${problem}. Start it, or point VIDEOGEN_TEST_DATABASE_URL at one.`);
+      });
+      return { skip: `${problem}; failing, since CI=true` };
+    }
+    return {
+      skip: `${problem}; start one or set VIDEOGEN_TEST_DATABASE_URL to run these tests (CI=true fails instead)`,
+    };
+  })();
+  return checked;
+}
+
+/**
+ * Names of fresh schemas (`vg_test_<random>`), each dropped with everything in it when the enclosing suite
+ * (or the file) ends. The stores create them on `migrate`. Drops take the stores' migration lock: Kysely's
+ * migrator introspects every schema, and fails if one vanishes under it.
+ */
+export function freshSchemas(): () => string {
+  const names: string[] = [];
+  after(async () => {
+    if (names.length === 0) return;
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    client.on('error', () => undefined);
+    await client.connect();
+    try {
+      await client.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+      for (const name of names.splice(0)) {
+        await client.query(`drop schema if exists ${quoteIdentifier(name)} cascade`);
+      }
+      await client.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    } finally {
+      await client.end();
+    }
+  });
+  return () => {
+    const name = `vg_test_${randomBytes(6).toString('hex')}`;
+    names.push(name);
+    return name;
+  };
+}

@@ -1,0 +1,422 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Migrator } from 'kysely';
+import pg from 'pg';
+import { type DeliveryRecord, deliveryFor } from '../src/domain/delivery.js';
+import type { GenerationParams } from '../src/domain/generation-request.js';
+import { newTaskId } from '../src/domain/identifiers.js';
+import type { TaskRecord } from '../src/domain/task.js';
+import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { openPgDatabase } from '../src/store/pg-database.js';
+import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
+import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+import { storeConformance } from './store-conformance.js';
+
+const postgres = await postgresSuite();
+
+const PARAMS: GenerationParams = {
+  prompt: 'p',
+  image_urls: [],
+  video_urls: [],
+  audio_urls: [],
+  duration: 5,
+  quality: '720p',
+  aspect_ratio: '16:9',
+  seed: 7,
+  callback_url: 'https://hooks.example.com/videogen',
+};
+
+const TABLES = [
+  'accounts',
+  'api_keys',
+  'kysely_migration',
+  'kysely_migration_lock',
+  'secrets',
+  'tasks',
+  'webhook_attempts',
+  'webhook_deliveries',
+  'webhook_secrets',
+];
+
+describe('PostgreSQL', postgres, () => {
+  const schema = freshSchemas();
+
+  storeConformance(
+    'PgStore',
+    async (clock) =>
+      new PgStore({ connectionString: TEST_DATABASE_URL, schema: schema(), now: () => clock.now }),
+  );
+
+  describe('PgStore', () => {
+    /** A raw connection for looking behind the store. */
+    let raw: pg.Client;
+    before(async () => {
+      raw = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await raw.connect();
+    });
+    after(() => raw.end());
+
+    /** Stores on one schema, each with its own pool (as separate processes would be), closed afterwards. */
+    async function withStores(
+      count: number,
+      test: (stores: PgStore[], schemaName: string) => Promise<void>,
+      options: Partial<PgStoreOptions> = {},
+    ): Promise<void> {
+      const schemaName = schema();
+      const stores = Array.from(
+        { length: count },
+        () =>
+          new PgStore({ connectionString: TEST_DATABASE_URL, schema: schemaName, poolSize: 4, ...options }),
+      );
+      try {
+        // Connections opened up front, so that no store starts its share of a race late.
+        await Promise.all(stores.flatMap((store) => [store.ping(), store.ping(), store.ping()]));
+        await test(stores, schemaName);
+      } finally {
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    }
+
+    async function tablesIn(schemaName: string): Promise<string[]> {
+      const { rows } = await raw.query<{ table_name: string }>(
+        'select table_name from information_schema.tables where table_schema = $1 order by table_name',
+        [schemaName],
+      );
+      return rows.map((row) => row.table_name);
+    }
+
+    async function addTasks(store: PgStore, count: number): Promise<TaskRecord[]> {
+      const { id: accountId } = await store.createAccount();
+      const tasks: TaskRecord[] = [];
+      for (let i = 0; i < count; i++) {
+        tasks.push(
+          await store.createTask({
+            accountId,
+            environment: 'development',
+            id: newTaskId(),
+            model: 'videogen-2.0-text-to-video',
+            params: PARAMS,
+          }),
+        );
+      }
+      return tasks;
+    }
+
+    it('migrates one fresh schema from several stores at once, and another beside it', async () => {
+      const other = schema();
+      const elsewhere = Array.from(
+        { length: 3 },
+        () => new PgStore({ connectionString: TEST_DATABASE_URL, schema: other, poolSize: 2 }),
+      );
+      try {
+        await withStores(6, async (stores, schemaName) => {
+          await Promise.all([...stores, ...elsewhere].map((store) => store.migrate()));
+          for (const name of [schemaName, other]) {
+            assert.deepEqual(await tablesIn(name), TABLES);
+            const { rows } = await raw.query<{ name: string }>(
+              `select name from "${name}".kysely_migration order by name`,
+            );
+            assert.deepEqual(
+              rows.map((row) => row.name),
+              Object.keys(MIGRATIONS).sort(),
+            );
+          }
+          const [first, second] = stores;
+          assert.ok(first && second);
+          await first.createAccount();
+          assert.equal(await second.countAccounts(), 1);
+          assert.equal(await elsewhere[0]?.countAccounts(), 0, 'the other schema is a separate store');
+        });
+      } finally {
+        await Promise.all(elsewhere.map((store) => store.close()));
+      }
+    });
+
+    it('never hands one task to two stores claiming at once', () =>
+      withStores(5, async (stores) => {
+        const [first] = stores;
+        assert.ok(first);
+        await first.migrate();
+        const tasks = await addTasks(first, 50);
+        // Three claim loops per store, as a worker pool's slots would run.
+        const perStore = await Promise.all(
+          stores.map(async (store, s) => {
+            const got: TaskRecord[] = [];
+            await Promise.all(
+              Array.from({ length: 3 }, async (_, slot) => {
+                const workerId = `store-${s}-slot-${slot}`;
+                for (
+                  let task = await store.claimTask({ workerId, leaseMs: 60_000, maxAttempts: 3 });
+                  task;
+                  task = await store.claimTask({ workerId, leaseMs: 60_000, maxAttempts: 3 })
+                ) {
+                  got.push(task);
+                }
+              }),
+            );
+            return got;
+          }),
+        );
+        const claimed = perStore.flat();
+        // SKIP LOCKED may let a claimer see nothing while a row is held for an instant; whatever is left over
+        // is still claimable, once.
+        for (
+          let task = await first.claimTask({ workerId: 'late', leaseMs: 60_000, maxAttempts: 3 });
+          task;
+          task = await first.claimTask({ workerId: 'late', leaseMs: 60_000, maxAttempts: 3 })
+        ) {
+          claimed.push(task);
+        }
+        assert.equal(claimed.length, 50);
+        assert.deepEqual(new Set(claimed.map((task) => task.id)), new Set(tasks.map((task) => task.id)));
+        assert.ok(perStore.filter((got) => got.length > 0).length > 1, 'the stores shared the work');
+        for (const task of claimed) {
+          assert.equal(task.attempts, 1);
+          assert.deepEqual(await first.getTask(task.id), task);
+        }
+      }));
+
+    it('never hands one delivery to two stores claiming at once', () =>
+      withStores(5, async (stores) => {
+        const [first] = stores;
+        assert.ok(first);
+        await first.migrate();
+        const [task] = await addTasks(first, 1);
+        assert.ok(task);
+        const ids = new Set<string>();
+        for (let i = 0; i < 60; i++) {
+          const delivery = deliveryFor(task);
+          assert.ok(delivery);
+          ids.add((await first.createDelivery(delivery)).id);
+        }
+        const claimAll = async (store: PgStore, workerId: string, into: DeliveryRecord[]) => {
+          const options = { workerId, leaseMs: 60_000, limit: 4, excludeHosts: [] };
+          for (let got = await store.claimDeliveries(options); got.length > 0; ) {
+            assert.ok(
+              got.length <= options.limit,
+              `${got.length} deliveries claimed with limit ${options.limit}`,
+            );
+            into.push(...got);
+            got = await store.claimDeliveries(options);
+          }
+        };
+        const perStore = await Promise.all(
+          stores.map(async (store, s) => {
+            const got: DeliveryRecord[] = [];
+            await Promise.all(Array.from({ length: 2 }, (_, slot) => claimAll(store, `s${s}-${slot}`, got)));
+            return got;
+          }),
+        );
+        const claimed = perStore.flat();
+        await claimAll(first, 'late', claimed);
+        assert.equal(claimed.length, 60);
+        assert.deepEqual(new Set(claimed.map((delivery) => delivery.id)), ids);
+        assert.ok(perStore.filter((got) => got.length > 0).length > 1, 'the stores shared the work');
+        const listed = await first.listDeliveries(task.id);
+        assert.equal(listed.length, 60);
+        for (const delivery of listed) assert.equal(delivery.attemptCount, 1);
+      }));
+
+    it('claims at most `limit` deliveries, the oldest due first', async () => {
+      let now = 1_000;
+      await withStores(
+        1,
+        async ([store]) => {
+          assert.ok(store);
+          await store.migrate();
+          const [task] = await addTasks(store, 1);
+          assert.ok(task);
+          const ids: string[] = [];
+          for (let i = 0; i < 18; i++) {
+            now += 10;
+            const delivery = deliveryFor(task);
+            assert.ok(delivery);
+            ids.push((await store.createDelivery(delivery)).id);
+          }
+          const claims: string[][] = [];
+          for (let i = 0; i < 6; i++) {
+            const got = await store.claimDeliveries({
+              workerId: 'w',
+              leaseMs: 60_000,
+              limit: 4,
+              excludeHosts: [],
+            });
+            claims.push(got.map((delivery) => delivery.id));
+          }
+          assert.deepEqual(claims, [
+            ids.slice(0, 4),
+            ids.slice(4, 8),
+            ids.slice(8, 12),
+            ids.slice(12, 16),
+            ids.slice(16, 18),
+            [],
+          ]);
+        },
+        { now: () => now },
+      );
+    });
+
+    it('passes over tasks and deliveries another transaction has locked, without waiting', () =>
+      withStores(1, async ([store], schemaName) => {
+        assert.ok(store);
+        await store.migrate();
+        const [held, free] = await addTasks(store, 2);
+        assert.ok(held && free);
+        const deliveries: string[] = [];
+        for (const task of [held, free]) {
+          const delivery = deliveryFor(task);
+          assert.ok(delivery);
+          deliveries.push((await store.createDelivery(delivery)).id);
+        }
+        await raw.query('begin');
+        try {
+          await raw.query(`select id from "${schemaName}".tasks where id = $1 for update`, [held.id]);
+          await raw.query(`select id from "${schemaName}".webhook_deliveries where id = $1 for update`, [
+            deliveries[0],
+          ]);
+          const task = await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3 });
+          assert.equal(task?.id, free.id);
+          const claimed = await store.claimDeliveries({
+            workerId: 'w',
+            leaseMs: 60_000,
+            limit: 10,
+            excludeHosts: [],
+          });
+          // The claim of `free` queued its task.processing callback, which is free too.
+          assert.ok(!claimed.some((delivery) => delivery.id === deliveries[0]));
+          assert.ok(claimed.some((delivery) => delivery.id === deliveries[1]));
+        } finally {
+          await raw.query('rollback');
+        }
+        assert.equal(
+          (await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3 }))?.id,
+          held.id,
+        );
+      }));
+
+    it('round-trips epoch milliseconds through bigint columns exactly, from 0 to 2^53 - 1', async () => {
+      for (const at of [0, 1_700_000_000_123, Number.MAX_SAFE_INTEGER - 120_000]) {
+        let now = at;
+        await withStores(
+          1,
+          async ([store], schemaName) => {
+            assert.ok(store);
+            await store.migrate();
+            const [task] = await addTasks(store, 1);
+            assert.ok(task);
+            assert.equal(task.createdAt, at);
+            now = at + 7;
+            const claimed = await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3 });
+            assert.equal(claimed?.leaseExpiresAt, at + 7 + 60_000);
+            assert.equal(claimed?.updatedAt, at + 7);
+            assert.deepEqual(await store.getTask(task.id), claimed);
+            const stats = await store.queueStats();
+            assert.equal(stats.now, at + 7);
+            assert.equal(stats.expiredLeases, 0);
+            const [delivery] = await store.listDeliveries(task.id);
+            assert.equal(delivery?.createdAt, at + 7);
+            assert.equal(delivery?.nextAttemptAt, at + 7);
+            const { rows } = await raw.query<{ type: string; value: string }>(
+              `select pg_typeof(lease_expires_at)::text as type, lease_expires_at::text as value
+                 from "${schemaName}".tasks where id = $1`,
+              [task.id],
+            );
+            assert.deepEqual(rows, [{ type: 'bigint', value: String(at + 7 + 60_000) }]);
+          },
+          { now: () => now },
+        );
+      }
+    });
+
+    it('keeps everything in its schema, whatever search_path the URL asks for', async () => {
+      const url = new URL(TEST_DATABASE_URL);
+      url.searchParams.set('options', '-c search_path=public');
+      await withStores(
+        1,
+        async ([store], schemaName) => {
+          assert.ok(store);
+          await store.migrate();
+          await store.createAccount();
+          assert.deepEqual(await tablesIn(schemaName), TABLES);
+          const { rows } = await raw.query<{ count: string }>(
+            `select count(*) from "${schemaName}".accounts`,
+          );
+          assert.equal(rows[0]?.count, '1');
+        },
+        { connectionString: url.href },
+      );
+    });
+
+    it('backfills webhook secrets (migration 0002) in its own schema only', async () => {
+      // A neighbour fully migrated, with accounts the backfill must not touch.
+      const neighbourSchema = schema();
+      const neighbour = new PgStore({ connectionString: TEST_DATABASE_URL, schema: neighbourSchema });
+      await neighbour.migrate();
+      await neighbour.createAccount();
+      await neighbour.createAccount();
+      await neighbour.close();
+
+      await withStores(1, async ([store], schemaName) => {
+        assert.ok(store);
+        // The schema as a server of the first release left it: 0001 applied, with an account.
+        const { db } = openPgDatabase({ connectionString: TEST_DATABASE_URL, schema: schemaName });
+        try {
+          const initial = MIGRATIONS['0001-initial'];
+          assert.ok(initial);
+          const { error } = await new Migrator({
+            db,
+            provider: { getMigrations: async () => ({ '0001-initial': initial }) },
+            migrationTableSchema: schemaName,
+          }).migrateToLatest();
+          assert.ifError(error);
+          await db.insertInto('accounts').values({ id: 'acct_old', created_at: 1 }).execute();
+        } finally {
+          await db.destroy();
+        }
+
+        await store.migrate();
+        const secrets = await store.getWebhookSecrets('acct_old');
+        assert.equal(secrets.length, 1);
+        assert.match(secrets[0]?.secret ?? '', /^whsec_/);
+        const { rows } = await raw.query<{ count: string }>(
+          `select count(*) from "${schemaName}".webhook_secrets`,
+        );
+        assert.equal(rows[0]?.count, '1');
+        const theirs = await raw.query<{ count: string }>(
+          `select count(*) from "${neighbourSchema}".webhook_secrets`,
+        );
+        assert.equal(theirs.rows[0]?.count, '2');
+      });
+    });
+
+    it('releases the migration locks when a migration fails', { timeout: 30_000 }, async () => {
+      await withStores(2, async ([broken, healthy], schemaName) => {
+        assert.ok(broken && healthy);
+        // A table in the way of migration 0001 makes it fail.
+        await raw.query(`create schema "${schemaName}"`);
+        await raw.query(`create table "${schemaName}".accounts (unrelated int)`);
+        await assert.rejects(broken.migrate(), /migration 0001-initial failed/);
+        await raw.query(`drop table "${schemaName}".accounts`);
+        // Locks still held would make this wait for ever; the pools are per store, so a leaked session lock
+        // on `broken`'s connection would block `healthy`.
+        await healthy.migrate();
+        assert.equal(await healthy.countAccounts(), 0);
+      });
+    });
+
+    it('works on the default schema of its connection without a schema option', async () => {
+      const schemaName = schema();
+      await raw.query(`create schema "${schemaName}"`);
+      const url = new URL(TEST_DATABASE_URL);
+      url.searchParams.set('options', `-c search_path=${schemaName}`);
+      const store = new PgStore({ connectionString: url.href });
+      try {
+        await store.migrate();
+        await store.migrate();
+        assert.deepEqual(await tablesIn(schemaName), TABLES);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,267 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import type { WorkSignal, WorkTopic } from '../src/ports/work-signal.js';
+import { LocalWorkSignal } from '../src/store/local-work-signal.js';
+import { PgStore } from '../src/store/pg-store.js';
+import { channelName, PgWorkSignal, type PgWorkSignalOptions } from '../src/store/pg-work-signal.js';
+import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+
+const postgres = await postgresSuite();
+
+/** A listener that counts its calls and can be awaited for the next few. */
+function counter() {
+  let calls = 0;
+  const waiting: { count: number; resolve: () => void }[] = [];
+  const listener = () => {
+    calls++;
+    for (const w of waiting.filter((w) => calls >= w.count)) {
+      waiting.splice(waiting.indexOf(w), 1);
+      w.resolve();
+    }
+  };
+  return {
+    listener,
+    get calls() {
+      return calls;
+    },
+    /** Resolves once the listener has been called `count` times in all; fails after `ms`. */
+    async reach(count: number, ms = 5000): Promise<void> {
+      if (calls >= count) return;
+      const reached = new Promise<void>((resolve) => waiting.push({ count, resolve }));
+      const timeout = delay(ms, undefined, { ref: false }).then(() => {
+        throw new Error(`listener called ${calls} times, waited for ${count}`);
+      });
+      await Promise.race([reached, timeout]);
+    },
+  };
+}
+
+describe('LocalWorkSignal', () => {
+  it('calls every listener of the topic, and only of that topic, each time', async () => {
+    const signal: WorkSignal = new LocalWorkSignal();
+    const tasks = [counter(), counter()];
+    const deliveries = counter();
+    for (const c of tasks) signal.subscribe('tasks', c.listener);
+    signal.subscribe('deliveries', deliveries.listener);
+    await signal.notify('tasks');
+    await signal.notify('tasks');
+    assert.deepEqual(
+      tasks.map((c) => c.calls),
+      [2, 2],
+    );
+    assert.equal(deliveries.calls, 0);
+    await signal.notify('deliveries');
+    assert.equal(deliveries.calls, 1);
+    await signal.close();
+  });
+
+  it('stops calling a listener once it unsubscribes', async () => {
+    const signal = new LocalWorkSignal();
+    const kept = counter();
+    const dropped = counter();
+    signal.subscribe('tasks', kept.listener);
+    const unsubscribe = signal.subscribe('tasks', dropped.listener);
+    await signal.notify('tasks');
+    unsubscribe();
+    unsubscribe();
+    await signal.notify('tasks');
+    assert.equal(kept.calls, 2);
+    assert.equal(dropped.calls, 1);
+  });
+
+  it('reports a listener that throws and still calls the others', async () => {
+    const errors: unknown[] = [];
+    const signal = new LocalWorkSignal({ onError: (error) => errors.push(error) });
+    const after = counter();
+    signal.subscribe('tasks', () => {
+      throw new Error('listener broke');
+    });
+    signal.subscribe('tasks', after.listener);
+    await signal.notify('tasks');
+    assert.equal(after.calls, 1);
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]), /listener broke/);
+  });
+
+  it('does nothing once closed', async () => {
+    const signal = new LocalWorkSignal();
+    const c = counter();
+    signal.subscribe('tasks', c.listener);
+    await signal.close();
+    await signal.notify('tasks');
+    signal.subscribe('tasks', c.listener)();
+    await signal.notify('tasks');
+    assert.equal(c.calls, 0);
+  });
+});
+
+describe('channelName', () => {
+  it('keeps within PostgreSQL’s 63-byte identifier limit and apart per namespace', () => {
+    assert.equal(channelName('tasks'), 'videogen_tasks');
+    assert.equal(channelName('deliveries', 'vg_a'), 'videogen_deliveries_vg_a');
+    const long = 'x'.repeat(63);
+    assert.ok(Buffer.byteLength(channelName('deliveries', long)) <= 63);
+    assert.notEqual(channelName('tasks', long), channelName('tasks', `${long}y`));
+  });
+});
+
+describe('PgWorkSignal', postgres, () => {
+  const signals: PgWorkSignal[] = [];
+  let raw: pg.Client;
+  before(async () => {
+    raw = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await raw.connect();
+  });
+  after(async () => {
+    await Promise.all(signals.map((signal) => signal.close()));
+    await raw.end();
+  });
+
+  function open(options: Partial<PgWorkSignalOptions> & { namespace: string }): PgWorkSignal {
+    const signal = new PgWorkSignal({
+      connectionString: TEST_DATABASE_URL,
+      reconnect: { initialDelayMs: 20, maxDelayMs: 200 },
+      ...options,
+    });
+    signals.push(signal);
+    return signal;
+  }
+
+  const namespace = () => `t_${randomBytes(6).toString('hex')}`;
+
+  it('wakes a listener of another instance, for its topic only', async () => {
+    const ns = namespace();
+    const sender = open({ namespace: ns });
+    const receiver = open({ namespace: ns });
+    const tasks = counter();
+    const deliveries = counter();
+    receiver.subscribe('tasks', tasks.listener);
+    receiver.subscribe('deliveries', deliveries.listener);
+    await receiver.listening();
+    // Listening began with one catch-up call each.
+    await tasks.reach(1);
+    await deliveries.reach(1);
+
+    await sender.notify('tasks');
+    await tasks.reach(2);
+    await sender.notify('deliveries');
+    await sender.notify('deliveries');
+    await deliveries.reach(3);
+    await delay(100);
+    assert.equal(tasks.calls, 2);
+    assert.equal(deliveries.calls, 3);
+  });
+
+  it('wakes its own listeners at once, and once, not again on PostgreSQL’s echo', async () => {
+    const signal = open({ namespace: namespace() });
+    const tasks = counter();
+    signal.subscribe('tasks', tasks.listener);
+    await signal.listening();
+    await tasks.reach(1);
+    await signal.notify('tasks');
+    assert.equal(tasks.calls, 2, 'called before notify resolved');
+    await delay(200);
+    assert.equal(tasks.calls, 2);
+  });
+
+  it('keeps namespaces apart', async () => {
+    const sender = open({ namespace: namespace() });
+    const elsewhere = open({ namespace: namespace() });
+    const tasks = counter();
+    elsewhere.subscribe('tasks', tasks.listener);
+    await elsewhere.listening();
+    await tasks.reach(1);
+    await sender.notify('tasks');
+    await delay(200);
+    assert.equal(tasks.calls, 1);
+  });
+
+  it('reconnects after its connection is killed, calls every listener once, and hears again', async () => {
+    const ns = namespace();
+    const applicationName = `vg-signal-${ns}`;
+    const errors: unknown[] = [];
+    const sender = open({ namespace: ns });
+    const receiver = open({ namespace: ns, applicationName, onError: (error) => errors.push(error) });
+    const tasks = counter();
+    const deliveries = counter();
+    receiver.subscribe('tasks', tasks.listener);
+    receiver.subscribe('deliveries', deliveries.listener);
+    await receiver.listening();
+    await tasks.reach(1);
+    await deliveries.reach(1);
+
+    const { rows } = await raw.query<{ killed: boolean }>(
+      'select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
+      [applicationName],
+    );
+    assert.deepEqual(rows, [{ killed: true }]);
+    // Notifications sent while it is away are lost; the catch-up call stands in for them.
+    await sender.notify('tasks');
+    await tasks.reach(2);
+    await deliveries.reach(2);
+    await receiver.listening();
+    assert.ok(errors.length >= 1, 'the lost connection was reported');
+
+    await sender.notify('tasks');
+    await tasks.reach(3);
+    await delay(100);
+    assert.equal(tasks.calls, 3);
+    assert.equal(deliveries.calls, 2);
+  });
+
+  it('never rejects when PostgreSQL is unreachable, reports it, and stops retrying once closed', async () => {
+    const errors: unknown[] = [];
+    const signal = new PgWorkSignal({
+      connectionString: 'postgres://postgres@127.0.0.1:1/test',
+      reconnect: { initialDelayMs: 10, maxDelayMs: 20 },
+      onError: (error) => errors.push(error),
+    });
+    const tasks = counter();
+    signal.subscribe('tasks', tasks.listener);
+    await signal.notify('tasks');
+    assert.equal(tasks.calls, 1, 'listeners in this process are still woken');
+    await delay(150);
+    assert.ok(errors.length >= 2, 'the failed notify and connection attempts were reported');
+    await signal.close();
+    const reported = errors.length;
+    await delay(100);
+    assert.ok(errors.length <= reported + 1);
+    await assert.rejects(signal.listening(), /closed/);
+  });
+
+  describe('from PgStore.createWorkSignal', () => {
+    const schema = freshSchemas();
+
+    it('signals between stores sharing a schema, not to other schemas', async () => {
+      const shared = schema();
+      const stores = [shared, shared, schema()].map(
+        (name) => new PgStore({ connectionString: TEST_DATABASE_URL, schema: name, poolSize: 2 }),
+      );
+      const [a, b, other] = stores.map((store) => store.createWorkSignal());
+      assert.ok(a && b && other);
+      try {
+        const heard = new Map<string, ReturnType<typeof counter>>();
+        for (const [name, signal] of [
+          ['b', b],
+          ['other', other],
+        ] as const) {
+          const c = counter();
+          heard.set(name, c);
+          signal.subscribe('deliveries' satisfies WorkTopic, c.listener);
+          await signal.listening();
+          await c.reach(1);
+        }
+        await a.notify('deliveries');
+        await heard.get('b')?.reach(2);
+        await delay(100);
+        assert.equal(heard.get('other')?.calls, 1);
+      } finally {
+        await Promise.all([a, b, other].map((signal) => signal.close()));
+        await Promise.all(stores.map((store) => store.close()));
+      }
+    });
+  });
+});
