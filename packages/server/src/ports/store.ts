@@ -72,6 +72,13 @@ export interface DeliveryClaimOptions {
   readonly limit: number;
   /** Receivers already at their concurrency limit in this process. */
   readonly excludeHosts: readonly string[];
+  /**
+   * At most this many deliveries to one receiver (`host`) in flight; with `hostsInFlight`, a claim takes no more
+   * for a host than the room it has left, so that nothing claimed must be handed back unsent.
+   */
+  readonly perHostLimit?: number;
+  /** Deliveries in flight in this process, by host. */
+  readonly hostsInFlight?: Readonly<Record<string, number>>;
 }
 
 /** A claim on one delivery attempt: fenced writes name the attempt they belong to. */

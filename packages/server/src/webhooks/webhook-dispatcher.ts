@@ -101,8 +101,10 @@ export class WebhookDispatcher {
     const pollIntervalMs = this.#options.pollIntervalMs ?? 1000;
     while (!this.#stopping) {
       this.#woken = false;
-      const started = await this.#claimAndStart();
-      if (started === 0 && !this.#woken && !this.#stopping) await this.#sleep(pollIntervalMs);
+      // Straight on only after a full claim: a short one means nothing more is due that has room now, and a
+      // finishing attempt or a new delivery will wake the loop when that changes.
+      const full = await this.#claimAndStart();
+      if (!full && !this.#woken && !this.#stopping) await this.#sleep(pollIntervalMs);
     }
   }
 
@@ -112,9 +114,10 @@ export class WebhookDispatcher {
     return load;
   }
 
-  async #claimAndStart(): Promise<number> {
+  /** True when the claim filled every free slot. */
+  async #claimAndStart(): Promise<boolean> {
     const free = this.#concurrency - this.#inFlight.size;
-    if (free <= 0) return 0;
+    if (free <= 0) return false;
     const load = this.#hostLoad();
     const saturated = [...load].filter(([, count]) => count >= this.#perHost).map(([host]) => host);
     let claimed: DeliveryRecord[];
@@ -126,16 +129,17 @@ export class WebhookDispatcher {
         leaseMs: this.#timeoutMs + 10_000,
         limit: free,
         excludeHosts: saturated,
+        perHostLimit: this.#perHost,
+        hostsInFlight: Object.fromEntries(load),
       });
     } catch (error) {
       this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed');
-      return 0;
+      return false;
     }
-    let started = 0;
     for (const delivery of claimed) {
       const claim = this.#claimOf(delivery);
       if ((load.get(delivery.host) ?? 0) >= this.#perHost) {
-        // One claim can return more for a host than its free slots; the rest go back, uncounted.
+        // Only if the store ignored the per-host room (it is a hint); handed back uncounted.
         await this.#store.releaseDelivery(claim).catch(() => false);
         continue;
       }
@@ -154,9 +158,8 @@ export class WebhookDispatcher {
           }),
       };
       this.#inFlight.add(flight);
-      started++;
     }
-    return started;
+    return claimed.length === free;
   }
 
   #claimOf(delivery: DeliveryRecord): DeliveryClaim {
