@@ -9,6 +9,7 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
 import type { ApiKeyRecord, Claim, Store } from '../src/ports/store.js';
+import { deliveryStoreConformance } from './delivery-store-conformance.js';
 
 export interface Clock {
   now: number;
@@ -693,5 +694,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           ]);
         }));
     });
+
+    deliveryStoreConformance(name, open);
   });
 }
