@@ -190,6 +190,23 @@ describe('worker pool', () => {
     assert.equal(task?.leaseOwner, 'other-worker', 'the stopped run wrote nothing over the new claim');
   });
 
+  it('stops a render once its lease would have run out while the store was unreachable', async () => {
+    const aborted: unknown[] = [];
+    (await setUp(hangingEngine(aborted), { leaseMs: 400 })).start();
+    const id = await createTask();
+    await until(id, (t) => t.status === 'processing');
+    const cutOffAt = Date.now();
+    store.renewLease = async () => {
+      throw new Error('connect ECONNREFUSED 10.0.0.5:5432');
+    };
+    const deadline = Date.now() + 3000;
+    while (aborted.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(aborted.length, 1, 'the render was stopped');
+    assert.ok(Date.now() - cutOffAt < 1500, 'within about a lease of losing the store');
+    assert.equal((await store.getTask(id))?.status, 'processing', 'left for the next claim after the lease');
+  });
+
   it('fails a task with worker_lost once its last allowed lease expired', async () => {
     await setUp(writingEngine, { leaseMs: 200 });
     const id = await createTask();

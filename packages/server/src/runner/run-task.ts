@@ -81,11 +81,21 @@ async function execute(
 ): Promise<void> {
   const claim: Claim = { taskId: task.id, attempt: task.attempts, workerId };
   const log = deps.logger.child({ task_id: task.id, worker_id: workerId, attempt: task.attempts });
+  // Cut off from the store, the worker cannot tell whether the lease still holds; once it would have run out,
+  // another worker may have the task, so this run stops as if told so.
+  let heldUntil = Date.now() + deps.leaseMs;
   const heartbeat = setInterval(
     () => {
+      const renewedAt = Date.now();
       deps.store.renewLease(claim, deps.leaseMs).then(
-        (held) => held || stop('lease_lost'),
-        (error: unknown) => log.warn({ err: error }, 'lease renewal failed'),
+        (held) => {
+          if (held) heldUntil = renewedAt + deps.leaseMs;
+          else stop('lease_lost');
+        },
+        (error: unknown) => {
+          log.warn({ err: error }, 'lease renewal failed');
+          if (Date.now() >= heldUntil) stop('lease_lost');
+        },
       );
     },
     Math.max(250, Math.floor(deps.leaseMs / 3)),
