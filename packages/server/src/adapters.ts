@@ -3,11 +3,13 @@
  * `VIDEOGEN_STORAGE_URL`.
  */
 import { fileURLToPath } from 'node:url';
-import { ConfigError } from './config.js';
+import { type Config, ConfigError } from './config.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
+import { presignedResultUrl, type ResultLinks, type ResultUrl } from './result-links.js';
 import { FileStorage } from './storage/file-storage.js';
+import { MAX_PRESIGN_SECONDS, openS3Storage, S3Storage } from './storage/s3-storage.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
 import { PgStore } from './store/pg-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
@@ -38,6 +40,16 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   return new SqliteStore({ path });
 }
 
+/** Fails at start, not at the first request, when the storage is unreachable or misconfigured. */
+export async function checkStorage(storage: Storage): Promise<void> {
+  if (!(storage instanceof S3Storage)) return;
+  try {
+    await storage.checkBucket();
+  } catch (error) {
+    throw new ConfigError('VIDEOGEN_STORAGE_URL', error instanceof Error ? error.message : String(error));
+  }
+}
+
 /** PostgreSQL LISTEN/NOTIFY across processes; in-process for SQLite, whose claimers share one process. */
 export function openWorkSignal(store: Store, options: Pick<StoreOptions, 'onError'> = {}): WorkSignal {
   const onError = options.onError ? { onError: options.onError } : {};
@@ -46,8 +58,36 @@ export function openWorkSignal(store: Store, options: Pick<StoreOptions, 'onErro
 
 export function openStorage(storageUrl: string): Storage {
   if (storageUrl.startsWith('file:')) return new FileStorage({ root: fileURLToPath(storageUrl) });
+  if (storageUrl.startsWith('s3:')) {
+    try {
+      return openS3Storage(storageUrl);
+    } catch (error) {
+      throw new ConfigError('VIDEOGEN_STORAGE_URL', error instanceof Error ? error.message : String(error));
+    }
+  }
   throw new ConfigError(
     'VIDEOGEN_STORAGE_URL',
-    `unsupported storage ${JSON.stringify(storageUrl)}; use file:///path.`,
+    `unsupported storage ${JSON.stringify(storageUrl)}; use file:///path or s3://bucket/prefix.`,
   );
+}
+
+/** The links `results[0]` carries: presigned by the storage, or this server's own (decisions.md §6). */
+export function openResultUrls(config: Config, storage: Storage, links: ResultLinks): ResultUrl {
+  const mode = config.resultLinks ?? (storage.presignedUrl ? 'storage' : 'server');
+  if (mode === 'server') return links.resultUrl;
+  const { presignedUrl } = storage;
+  if (!presignedUrl) {
+    throw new ConfigError(
+      'VIDEOGEN_RESULT_LINKS',
+      'storage links need object storage (VIDEOGEN_STORAGE_URL=s3://…).',
+    );
+  }
+  // Presigned URLs are signed at the start of the hour and must still be valid at its end.
+  if (config.resultUrlTtlSeconds + 3600 > MAX_PRESIGN_SECONDS) {
+    throw new ConfigError(
+      'VIDEOGEN_RESULT_URL_TTL_SECONDS',
+      `presigned links last at most ${MAX_PRESIGN_SECONDS - 3600} s (7 days less an hour); lower it or set VIDEOGEN_RESULT_LINKS=server.`,
+    );
+  }
+  return presignedResultUrl({ presignedUrl: presignedUrl.bind(storage) }, config.resultUrlTtlSeconds);
 }

@@ -23,6 +23,11 @@ export interface Config {
   readonly maxAttempts: number;
   readonly taskTimeoutMs: number;
   readonly resultUrlTtlSeconds: number;
+  /**
+   * `server`: links to this server's `/v1/results/…`; `storage`: URLs presigned by the storage (S3), fetched
+   * from the bucket directly. Unset: `storage` when the storage can presign, else `server`.
+   */
+  readonly resultLinks: 'server' | 'storage' | undefined;
   readonly allowPrivateNetworks: boolean;
   readonly assetMaxBytes: number;
   readonly assetTimeoutMs: number;
@@ -67,6 +72,15 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   throw new ConfigError(name, `expected true or false, got ${JSON.stringify(raw)}`);
 }
 
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[]): T | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!(values as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `expected one of ${values.join(', ')}, got ${JSON.stringify(raw)}`);
+  }
+  return raw as T;
+}
+
 function role(env: Env): Role {
   const raw = env.VIDEOGEN_ROLE;
   if (raw === undefined || raw === '') return 'all';
@@ -106,6 +120,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     maxAttempts: integer(env, 'VIDEOGEN_MAX_ATTEMPTS', 3, 1, 100),
     taskTimeoutMs: integer(env, 'VIDEOGEN_TASK_TIMEOUT_SECONDS', 900, 1) * 1000,
     resultUrlTtlSeconds: integer(env, 'VIDEOGEN_RESULT_URL_TTL_SECONDS', 86_400, 60),
+    resultLinks: oneOf(env, 'VIDEOGEN_RESULT_LINKS', ['server', 'storage'] as const),
     allowPrivateNetworks: boolean(env, 'VIDEOGEN_ALLOW_PRIVATE_NETWORKS', false),
     assetMaxBytes: integer(env, 'VIDEOGEN_ASSET_MAX_MB', 50, 1, 10_240) * MIB,
     assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,

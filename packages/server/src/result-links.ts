@@ -1,8 +1,13 @@
 /**
- * Signed, expiring links to result videos (decisions.md §6). The link carries the storage key's task id,
- * an expiry and an HMAC over both; the results route checks it without a database read.
+ * Signed, expiring links to result videos (decisions.md §6). Either this server's own link, which carries the
+ * storage key's task id, an expiry and an HMAC over both and which the results route checks without a database
+ * read; or, with object storage, a URL presigned by the storage, which clients fetch from the bucket directly.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Storage } from './ports/storage.js';
+
+/** The link to a completed task's video, as `results[0]` carries it. */
+export type ResultUrl = (taskId: string) => Promise<string>;
 
 const EXPIRY_BUCKET_SECONDS = 3600;
 
@@ -49,9 +54,32 @@ export class ResultLinks {
     return { taskId, key: resultKey(taskId) };
   }
 
+  /** As a `ResultUrl`. */
+  get resultUrl(): ResultUrl {
+    return async (taskId) => this.urlFor(taskId);
+  }
+
   #sign(taskId: string, expires: number): string {
     return createHmac('sha256', this.#secret)
       .update(`${resultKey(taskId)}\n${expires}`)
       .digest('base64url');
   }
+}
+
+/**
+ * Presigned storage URLs with the same promise as `ResultLinks`: valid for at least `ttlSeconds`, and one URL
+ * per hour (signed at the start of the hour, so polling sees a stable, cacheable URL).
+ */
+export function presignedResultUrl(
+  storage: Required<Pick<Storage, 'presignedUrl'>>,
+  ttlSeconds: number,
+  now: () => number = Date.now,
+): ResultUrl {
+  return (taskId) => {
+    const hourStart = Math.floor(now() / 1000 / EXPIRY_BUCKET_SECONDS) * EXPIRY_BUCKET_SECONDS;
+    return storage.presignedUrl(resultKey(taskId), {
+      signedAt: new Date(hourStart * 1000),
+      expiresInSeconds: ttlSeconds + EXPIRY_BUCKET_SECONDS,
+    });
+  };
 }

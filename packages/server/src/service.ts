@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { openStorage, openStore, openWorkSignal } from './adapters.js';
+import { checkStorage, openResultUrls, openStorage, openStore, openWorkSignal } from './adapters.js';
 import type { Config } from './config.js';
 import { EngineRouter } from './engines/engine-router.js';
 import { LocalEngine } from './engines/local/local-engine.js';
@@ -43,6 +43,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.
   const signal = openWorkSignal(store, { onError: onStoreError });
   const storage = openStorage(config.storageUrl);
+  await checkStorage(storage);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
   const metrics = new Metrics({ queueStats: () => store.queueStats() });
@@ -56,11 +57,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       secret,
       ttlSeconds: config.resultUrlTtlSeconds,
     });
+    const resultUrl = openResultUrls(config, storage, links);
     webhooks = new WebhookDispatcher({
       store,
       dispatcher,
       logger: logger.child({ component: 'webhooks' }),
-      resultUrl: (taskId) => links.urlFor(taskId),
+      resultUrl,
       timeoutMs: config.webhookTimeoutMs,
       concurrency: config.webhookConcurrency,
       perHostConcurrency: config.webhookHostConcurrency,
@@ -68,7 +70,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     });
     const tasks = new TaskService({
       store,
-      links,
+      resultUrl,
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });
         void signal.notify('tasks');

@@ -8,22 +8,22 @@ import { newTaskId } from './domain/identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
 import { ApiError } from './errors.js';
 import type { Store } from './ports/store.js';
-import type { ResultLinks } from './result-links.js';
+import type { ResultUrl } from './result-links.js';
 
 export class TaskService {
   readonly #store: Store;
-  readonly #links: ResultLinks;
+  readonly #resultUrl: ResultUrl;
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
 
   constructor(options: {
     store: Store;
-    links: ResultLinks;
+    resultUrl: ResultUrl;
     onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
   }) {
     this.#store = options.store;
-    this.#links = options.links;
+    this.#resultUrl = options.resultUrl;
     this.#onCreated = options.onCreated ?? (() => {});
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
   }
@@ -68,7 +68,7 @@ export class TaskService {
     return task;
   }
 
-  present(task: TaskRecord): PublicTask {
-    return toPublicTask(task, task.status === 'completed' ? this.#links.urlFor(task.id) : undefined);
+  async present(task: TaskRecord): Promise<PublicTask> {
+    return toPublicTask(task, task.status === 'completed' ? await this.#resultUrl(task.id) : undefined);
   }
 }

@@ -37,7 +37,8 @@ const PARAMS: GenerationParams = {
   callback_url: null,
 };
 const FAST_RETRIES: RetryPolicy = { delaysMs: [50, 50, 50], jitter: 0 };
-const resultUrl = (taskId: string) => `https://videos.example.com/v1/results/${taskId}.mp4?signature=x`;
+const resultUrlOf = (taskId: string) => `https://videos.example.com/v1/results/${taskId}.mp4?signature=x`;
+const resultUrl = async (taskId: string) => resultUrlOf(taskId);
 
 let store: SqliteStore;
 let scope: TaskScope;
@@ -153,7 +154,7 @@ describe('WebhookDispatcher', () => {
     assert.ok(final);
     const bodies = [processing, completed].map((w) => verified(w, secret) as { status: string });
     const byStatus = new Map(bodies.map((body, i) => [body.status, [processing, completed][i]!]));
-    assert.deepEqual(JSON.parse(byStatus.get('completed')!.body), toPublicTask(final, resultUrl(task.id)));
+    assert.deepEqual(JSON.parse(byStatus.get('completed')!.body), toPublicTask(final, resultUrlOf(task.id)));
     assert.deepEqual(JSON.parse(byStatus.get('processing')!.body), toPublicTask(claimed, undefined));
     for (const webhook of [processing, completed]) {
       assert.equal(webhook.path, '/hooks?source=videogen');

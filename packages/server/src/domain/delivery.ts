@@ -62,9 +62,9 @@ export function deliveryFor(task: TaskRecord): NewDelivery | undefined {
   };
 }
 
-/** The body sent: the snapshot, with a result link signed now when the task had completed. */
-export function deliveryBody(payload: PublicTask, resultUrl: (taskId: string) => string): PublicTask {
-  return payload.status === 'completed' ? { ...payload, results: [resultUrl(payload.id)] } : payload;
+/** The body sent: the snapshot, with the result link (signed now) when the task had completed. */
+export function deliveryBody(payload: PublicTask, resultUrl: string | undefined): PublicTask {
+  return payload.status === 'completed' && resultUrl ? { ...payload, results: [resultUrl] } : payload;
 }
 
 /** A delivery as `GET /v1/tasks/{id}/deliveries` shows it. */

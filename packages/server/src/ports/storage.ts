@@ -1,6 +1,7 @@
 /**
  * The `Storage` port: where result videos (and later uploads) live. Implementations: local files
- * (`storage/file-storage.ts`); S3-compatible object storage follows with the same conformance suite.
+ * (`storage/file-storage.ts`) and S3-compatible object storage (`storage/s3-storage.ts`), held to the same
+ * conformance suite.
  */
 import type { Readable } from 'node:stream';
 
@@ -25,4 +26,20 @@ export interface Storage {
   /** Streams the object, or the inclusive byte range of it. */
   read(key: string, range?: ByteRange): Promise<Readable>;
   delete(key: string): Promise<void>;
+  /**
+   * A URL that fetches the object with a plain GET (Range requests included) until it expires, without
+   * going through this server. Only stores that sign their own links have it; for the others the server
+   * serves the object behind its own signed link.
+   */
+  presignedUrl?(key: string, options: PresignOptions): Promise<string>;
+}
+
+export interface PresignOptions {
+  /** How long the URL stays valid, from `signedAt`: 1 second to 7 days (604800), the SigV4 maximum. */
+  readonly expiresInSeconds: number;
+  /**
+   * The signing time, now by default. The same key, options and credentials give the same URL, so a caller
+   * that rounds this down (to the hour, say) hands out one cacheable URL per period.
+   */
+  readonly signedAt?: Date;
 }

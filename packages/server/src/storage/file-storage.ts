@@ -20,6 +20,7 @@ import {
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { ByteRange, Storage, StoredObject } from '../ports/storage.js';
+import { assertByteRange, assertContentType, assertStorageKey } from './storage-key.js';
 
 const CONTENT_TYPE_DIR = '.content-types';
 
@@ -40,29 +41,6 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 /** The type an extension implies: what `stat` reports for a file that has no recorded type. */
 export function contentTypeOf(key: string): string {
   return CONTENT_TYPES[extname(key).toLowerCase()] ?? 'application/octet-stream';
-}
-
-/**
- * Throws unless `key` is a relative path of plain segments: no `..`, `.`, empty or dot-led segment, no
- * leading slash, backslash or control character. What an object store would take as an opaque name must
- * not walk out of the root here.
- */
-export function assertStorageKey(key: string): void {
-  const valid =
-    key.length > 0 &&
-    key.length <= 1024 &&
-    !key.includes('\\') &&
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting them is the point
-    !/[\u0000-\u001f\u007f]/.test(key) &&
-    key.split('/').every((segment) => segment.length > 0 && !segment.startsWith('.'));
-  if (!valid) throw new Error(`Invalid storage key ${JSON.stringify(key)}.`);
-}
-
-function assertContentType(contentType: string): void {
-  // Printable ASCII only: it is sent back as a header.
-  if (!/^[\x21-\x7e][\x20-\x7e]{0,254}$/.test(contentType)) {
-    throw new Error(`Invalid content type ${JSON.stringify(contentType)}.`);
-  }
 }
 
 function errorCode(error: unknown): string | undefined {
@@ -175,12 +153,7 @@ export class FileStorage implements Storage {
 
   async read(key: string, range?: ByteRange): Promise<Readable> {
     const path = this.#path(key);
-    if (range && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end))) {
-      throw new RangeError('A byte range needs whole numbers.');
-    }
-    if (range && (range.start < 0 || range.end < range.start)) {
-      throw new RangeError(`Invalid byte range ${range.start}-${range.end}.`);
-    }
+    if (range) assertByteRange(range);
     // Opened first so a missing key rejects here rather than as a stream error mid-response.
     const handle: FileHandle = await open(path, 'r');
     try {

@@ -10,6 +10,7 @@ import type { Dispatcher } from 'undici';
 import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
 import type { Metrics } from '../metrics.js';
 import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
+import type { ResultUrl } from '../result-links.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
@@ -23,7 +24,7 @@ export interface WebhookDispatcherOptions {
   readonly dispatcher: Dispatcher;
   readonly logger: Logger;
   /** The signed result link of a completed task, made when its callback is sent. */
-  readonly resultUrl: (taskId: string) => string;
+  readonly resultUrl: ResultUrl;
   /**
    * Deliveries in flight at once in this process. With `perHostConcurrency` it bounds how many stuck receivers
    * it takes before others wait: 64 / 4 = 16 receivers all hanging at once.
@@ -174,7 +175,9 @@ export class WebhookDispatcher {
       attempt: claim.attempt,
     });
     const secrets = await this.#store.getWebhookSecrets(delivery.accountId);
-    const body = JSON.stringify(deliveryBody(delivery.payload, this.#options.resultUrl));
+    const { payload } = delivery;
+    const resultUrl = payload.status === 'completed' ? await this.#options.resultUrl(payload.id) : undefined;
+    const body = JSON.stringify(deliveryBody(payload, resultUrl));
     const timestamp = Math.floor(Date.now() / 1000);
     const result: AttemptResult =
       secrets.length === 0

@@ -1,0 +1,280 @@
+/**
+ * Many machines, as the deployment guide describes them: 2 API processes and 3 worker processes sharing
+ * PostgreSQL and S3-compatible storage (s3rver). 200 tasks of all six models, one worker killed with SIGKILL
+ * mid-render and another stopped with SIGTERM: every task completes exactly once (one completion in the logs,
+ * one result object, one completed callback per webhook-id), and an interrupted task is taken up again within
+ * the lease plus a render.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { Webhook } from 'standardwebhooks';
+import type { PublicTask } from '../src/domain/task.js';
+import { Api } from './helpers/api.js';
+import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
+import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
+import { mp4Facts } from './helpers/mp4-facts.js';
+import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+import { type S3TestServer, startS3Server } from './helpers/s3-server.js';
+import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import {
+  type ReceivedWebhook,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from './helpers/webhook-receiver.js';
+
+const TASKS = 200;
+const LEASE_SECONDS = 3;
+const postgres = await postgresSuite();
+
+interface LogLine {
+  msg: string;
+  time: number;
+  task_id?: string;
+  worker_id?: string;
+  completed?: boolean;
+  ms?: number;
+}
+
+function logLines(process: ServerProcess): LogLine[] {
+  return process
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as LogLine);
+}
+
+/** The task a worker has started and not finished, if any. */
+function renderingNow(worker: ServerProcess): string | undefined {
+  const lines = logLines(worker);
+  const started = lines.filter((l) => l.msg === 'task started').at(-1)?.task_id;
+  const ended = new Set(
+    lines.filter((l) => l.msg === 'task finished' || l.msg === 'task failed').map((l) => l.task_id),
+  );
+  return started && !ended.has(started) ? started : undefined;
+}
+
+async function until<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('a cluster on PostgreSQL and S3', postgres, () => {
+  const schema = freshSchemas()();
+  let workDir: string;
+  let s3: S3TestServer;
+  let assets: AssetServer;
+  let hook: WebhookReceiver;
+  let env: NodeJS.ProcessEnv;
+  const apis: ServerProcess[] = [];
+  const workers: ServerProcess[] = [];
+
+  before(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'videogen-cluster-'));
+    s3 = await startS3Server();
+    hook = await startWebhookReceiver();
+    await writeTestImage(join(workDir, 'a.png'), { width: 320, height: 240, colour: [200, 40, 40] });
+    await writeTestImage(join(workDir, 'b.png'), { width: 320, height: 240, colour: [40, 40, 200] });
+    await writeTestAudio(join(workDir, 'tone.m4a'), { seconds: 2 });
+    const file = async (name: string, type: string) => ({ body: await readFile(join(workDir, name)), type });
+    assets = await startAssetServer({
+      '/a.png': await file('a.png', 'image/png'),
+      '/b.png': await file('b.png', 'image/png'),
+      '/tone.m4a': await file('tone.m4a', 'audio/mp4'),
+    });
+    env = serverEnv(join(workDir, 'data'), {
+      VIDEOGEN_DATABASE_URL: TEST_DATABASE_URL,
+      VIDEOGEN_DATABASE_SCHEMA: schema,
+      VIDEOGEN_STORAGE_URL: `s3://${s3.bucket}/cluster?force_path_style=true`,
+      VIDEOGEN_LEASE_SECONDS: String(LEASE_SECONDS),
+      VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0',
+      AWS_ENDPOINT_URL_S3: s3.endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
+      AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
+    });
+    // The first API process migrates and makes the first key; the rest start together.
+    apis.push(await startServer(env, 60_000, ['serve', '--role', 'api']));
+    const started = await Promise.all([
+      startServer(env, 60_000, ['serve', '--role', 'api']),
+      ...[0, 1, 2].map(() => startServer(env, 60_000, ['worker'])),
+    ]);
+    apis.push(started[0]!);
+    workers.push(...started.slice(1));
+  });
+
+  after(async () => {
+    await Promise.all([...apis, ...workers].map((p) => p.stop('SIGKILL')));
+    await Promise.all([assets?.close(), hook?.close(), s3?.close()]);
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  it('completes every task exactly once through a SIGKILL and a SIGTERM', { timeout: 600_000 }, async () => {
+    const key = apis[0]?.printedKey();
+    assert.ok(key, 'the first API process prints a key');
+    assert.equal(apis[1]?.printedKey(), undefined);
+    const clients = apis.map((api) => new Api(api.url, key));
+    const bodies = [
+      { model: 'videogen-2.0-text-to-video' },
+      { model: 'videogen-2.0-fast-text-to-video' },
+      { model: 'videogen-2.0-image-to-video', image_urls: [`${assets.url}/a.png`] },
+      {
+        model: 'videogen-2.0-fast-image-to-video',
+        image_urls: [`${assets.url}/a.png`, `${assets.url}/b.png`],
+      },
+      { model: 'videogen-2.0-reference-to-video', image_urls: [`${assets.url}/b.png`] },
+      {
+        model: 'videogen-2.0-fast-reference-to-video',
+        image_urls: [`${assets.url}/a.png`],
+        audio_urls: [`${assets.url}/tone.m4a`],
+      },
+    ];
+    const ids: string[] = [];
+    for (let i = 0; i < TASKS; i++) {
+      const { status, body } = await clients[i % 2]!.create({
+        ...bodies[i % bodies.length],
+        prompt: `task ${i}`,
+        quality: '480p',
+        aspect_ratio: '4:3',
+        duration: 4,
+        callback_url: `${hook.url}/tasks`,
+      });
+      assert.equal(status, 200, JSON.stringify(body));
+      ids.push(body.id);
+    }
+
+    const [victim, stopped] = workers;
+    assert.ok(victim && stopped);
+    const killedTask = await until(() => renderingNow(victim), 60_000, 'a render on the first worker');
+    await victim.stop('SIGKILL');
+    const killedAt = Date.now();
+    const releasedTask = await until(() => renderingNow(stopped), 60_000, 'a render on the second worker');
+    assert.equal(await stopped.stop('SIGTERM'), 0, 'SIGTERM stops a worker cleanly');
+    const stoppedAt = Date.now();
+
+    const final = new Map<string, PublicTask>();
+    await until(
+      async () => {
+        for (const [i, id] of ids.entries()) {
+          if (final.has(id)) continue;
+          const { body } = await clients[i % 2]!.get(id);
+          if (body.status === 'completed' || body.status === 'failed') final.set(id, body);
+        }
+        return final.size === TASKS ? true : undefined;
+      },
+      480_000,
+      'every task to finish',
+    );
+    const failed = [...final.values()].filter((t) => t.status !== 'completed');
+    assert.deepEqual(failed, [], 'every task completed');
+
+    // Exactly one completion per task across every worker's log; the interrupted runs never completed.
+    const lines = workers.flatMap((worker) => logLines(worker).map((line) => ({ ...line, worker })));
+    const completions = new Map<string, number>();
+    for (const line of lines) {
+      if (line.msg === 'task finished' && line.completed && line.task_id) {
+        completions.set(line.task_id, (completions.get(line.task_id) ?? 0) + 1);
+      }
+    }
+    assert.deepEqual(
+      ids.filter((id) => completions.get(id) !== 1),
+      [],
+      'one completion each',
+    );
+    assert.ok(
+      !lines.some((l) => l.worker === victim && l.msg === 'task finished' && l.task_id === killedTask),
+    );
+    assert.ok(
+      logLines(stopped).some((l) => l.msg === 'task released at shutdown' && l.task_id === releasedTask),
+      'the SIGTERMed worker handed its task back',
+    );
+
+    // Taken up again within the lease plus one render (the workers were all busy; FIFO puts it first).
+    const longestRender = Math.max(...lines.filter((l) => l.msg === 'task finished').map((l) => l.ms ?? 0));
+    const restartOf = (taskId: string, after: number) =>
+      lines.find((l) => l.msg === 'task started' && l.task_id === taskId && l.time >= after)?.time;
+    const killedRestart = restartOf(killedTask, killedAt);
+    assert.ok(killedRestart !== undefined, 'the killed task ran again');
+    assert.ok(
+      killedRestart - killedAt <= LEASE_SECONDS * 1000 + longestRender + 2000,
+      `re-claimed ${killedRestart - killedAt} ms after the kill (lease ${LEASE_SECONDS} s, longest render ${longestRender} ms)`,
+    );
+    const releasedRestart = restartOf(releasedTask, stoppedAt - 1000);
+    assert.ok(releasedRestart !== undefined, 'the released task ran again');
+    assert.ok(releasedRestart - stoppedAt <= longestRender + 2000, 'a released task needs no lease expiry');
+
+    // One result object per task in the bucket, under the prefix.
+    const s3Client = new S3Client(s3.clientConfig);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await s3Client.send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'cluster/results/', ContinuationToken: token }),
+      );
+      keys.push(...(page.Contents ?? []).map((o) => o.Key ?? ''));
+      token = page.NextContinuationToken;
+    } while (token);
+    s3Client.destroy();
+    assert.deepEqual(keys.sort(), ids.map((id) => `cluster/results/${id}.mp4`).sort());
+
+    // Results are presigned bucket URLs; one of each model is a real MP4 of the requested size and length.
+    for (const task of [...final.values()].slice(0, bodies.length)) {
+      const url = task.results?.[0] ?? '';
+      assert.ok(url.startsWith(`${s3.endpoint}/${s3.bucket}/cluster/results/${task.id}.mp4?`), url);
+      const response = await fetch(url);
+      assert.equal(response.status, 200);
+      const path = join(workDir, `${task.id}.mp4`);
+      await writeFile(path, Buffer.from(await response.arrayBuffer()));
+      const facts = await mp4Facts(path);
+      assert.equal(facts.video?.width, 640, task.model);
+      assert.equal(facts.video?.height, 480, task.model);
+      assert.ok(Math.abs(facts.duration - 4) <= 1 / 24 + 0.01, `${task.model}: ${facts.duration} s`);
+    }
+
+    // Callbacks: each task's completion reached the receiver under exactly one webhook-id, correctly signed.
+    const secret = (await runCli(['webhooks', 'secret'], env)).stdout.trim();
+    await until(
+      () => {
+        const done = new Set(
+          hook.received
+            .filter((w) => (JSON.parse(w.body) as PublicTask).status === 'completed')
+            .map((w) => (JSON.parse(w.body) as PublicTask).id),
+        );
+        return done.size === TASKS ? true : undefined;
+      },
+      60_000,
+      'every completed callback',
+    );
+    const completedIds = new Map<string, Set<string>>();
+    for (const webhook of hook.received as ReceivedWebhook[]) {
+      const body = new Webhook(secret).verify(webhook.body, {
+        'webhook-id': String(webhook.headers['webhook-id']),
+        'webhook-timestamp': String(webhook.headers['webhook-timestamp']),
+        'webhook-signature': String(webhook.headers['webhook-signature']),
+      }) as PublicTask;
+      if (body.status !== 'completed') continue;
+      const set = completedIds.get(body.id) ?? new Set();
+      set.add(String(webhook.headers['webhook-id']));
+      completedIds.set(body.id, set);
+    }
+    assert.deepEqual(
+      ids.filter((id) => completedIds.get(id)?.size !== 1),
+      [],
+      'one completed webhook-id per task',
+    );
+  });
+});
