@@ -1,7 +1,8 @@
 /**
  * Benchmarks, each printed as a ratio against a baseline measured in the same run:
  * 1. polling: GET /v1/tasks/{id} (auth + store read + presentation) vs a bare Fastify route answering the same JSON;
- * 2. end to end: creation to `completed` for a 5 s 720p fast text task, vs the render alone (engine.render).
+ * 2. end to end: creation to `completed` for a 5 s 720p fast text task, vs the render alone (engine.render);
+ * 3. callbacks (bench/webhooks.ts): completion → receiver latency and delivery throughput, vs plain undici POSTs.
  * Run with `npm run bench` (`BENCH_SECONDS` sets each autocannon run's length, default 10).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { LocalEngine } from '../src/engines/local/local-engine.js';
 import { OUTPUT_FPS } from '../src/ports/engine.js';
 import { startService } from '../src/service.js';
+import { webhookBenchmarks } from './webhooks.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 
@@ -67,6 +69,7 @@ async function main(): Promise<void> {
   const service = await startService(config, pino({ level: 'warn' }));
   const { key } = await createApiKey(service.store, { name: 'bench', environment: 'development' });
   const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const rows: string[][] = [];
 
   try {
     // End to end first, while the machine is quiet.
@@ -104,7 +107,7 @@ async function main(): Promise<void> {
     const polling = await load(`${service.publicUrl}/v1/tasks/${task.id}`, auth);
     await bare.close();
 
-    const rows = [
+    rows.push(
       [
         'polling GET /v1/tasks/{id}',
         `${polling.toFixed(0)} req/s`,
@@ -117,14 +120,16 @@ async function main(): Promise<void> {
         `engine render alone ${renderMs.toFixed(0)} ms`,
         (endToEndMs / renderMs).toFixed(2),
       ],
-    ];
-    console.log('| benchmark | measured | baseline (same run) | ratio |');
-    console.log('|---|---|---|---|');
-    for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+    );
   } finally {
     await service.close();
     await rm(dataDir, { recursive: true, force: true });
   }
+  // Callbacks use a store and receiver of their own, so they run once the service has closed.
+  rows.push(...(await webhookBenchmarks()));
+  console.log('| benchmark | measured | baseline (same run) | ratio |');
+  console.log('|---|---|---|---|');
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
 }
 
 await main();
