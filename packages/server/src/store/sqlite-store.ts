@@ -3,56 +3,9 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type {
-  DeliveryAttempt,
-  DeliveryRecord,
-  DeliveryWithAttempts,
-  NewDelivery,
-} from '../domain/delivery.js';
-import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
-import type {
-  Account,
-  ApiKeyRecord,
-  Claim,
-  ClaimOptions,
-  DeliveryClaim,
-  DeliveryClaimOptions,
-  DeliveryOutcome,
-  NewApiKey,
-  NewTask,
-  QueueStats,
-  Store,
-  WebhookSecret,
-} from '../ports/store.js';
 import type { Database } from './database-schema.js';
+import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
-import { claimDeliveries } from './operations/claim-deliveries.js';
-import { claimTask } from './operations/claim-task.js';
-import { completeTask } from './operations/complete-task.js';
-import { countAccounts } from './operations/count-accounts.js';
-import { countPendingTasks } from './operations/count-pending-tasks.js';
-import { createAccount } from './operations/create-account.js';
-import { createApiKey } from './operations/create-api-key.js';
-import { createDelivery } from './operations/create-delivery.js';
-import { createTask } from './operations/create-task.js';
-import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
-import { failTask } from './operations/fail-task.js';
-import { findActiveApiKey } from './operations/find-active-api-key.js';
-import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
-import { getOrCreateSecret } from './operations/get-or-create-secret.js';
-import { getTask } from './operations/get-task.js';
-import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
-import { listApiKeys } from './operations/list-api-keys.js';
-import { listDeliveries } from './operations/list-deliveries.js';
-import { ping } from './operations/ping.js';
-import { queueStats } from './operations/queue-stats.js';
-import { releaseDelivery } from './operations/release-delivery.js';
-import { releaseTask } from './operations/release-task.js';
-import { renewLease } from './operations/renew-lease.js';
-import { reportProgress } from './operations/report-progress.js';
-import { revokeApiKey } from './operations/revoke-api-key.js';
-import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
-import { touchApiKey } from './operations/touch-api-key.js';
 import { withStatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
@@ -62,23 +15,21 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
 }
 
-export class SqliteStore implements Store {
-  readonly #db: Kysely<Database>;
-  readonly #now: () => number;
+function openSqlite(path: string): Kysely<Database> {
+  const inMemory = path === ':memory:' || path === '';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  const database = new BetterSqlite3(path);
+  database.pragma('journal_mode = WAL');
+  // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
+  database.pragma('busy_timeout = 5000');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+}
 
+export class SqliteStore extends KyselyStore {
   constructor(options: SqliteStoreOptions) {
-    const inMemory = options.path === ':memory:' || options.path === '';
-    if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
-    const database = new BetterSqlite3(options.path);
-    database.pragma('journal_mode = WAL');
-    // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
-    database.pragma('busy_timeout = 5000');
-    database.pragma('foreign_keys = ON');
-    database.pragma('synchronous = NORMAL');
-    this.#db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(database) }),
-    });
-    this.#now = options.now ?? Date.now;
+    super(openSqlite(options.path), { skipLocked: false, ...(options.now ? { now: options.now } : {}) });
   }
 
   /**
@@ -89,7 +40,7 @@ export class SqliteStore implements Store {
    * throughout, so every statement of it, and no other, happens inside this transaction.
    */
   migrate(): Promise<void> {
-    return this.#db.connection().execute(async (db) => {
+    return this.db.connection().execute(async (db) => {
       await sql`begin immediate`.execute(db);
       try {
         await migrateToLatest(db);
@@ -103,118 +54,6 @@ export class SqliteStore implements Store {
   }
 
   close(): Promise<void> {
-    return this.#db.destroy();
-  }
-
-  ping(): Promise<void> {
-    return ping(this.#db);
-  }
-
-  createAccount(): Promise<Account> {
-    return createAccount(this.#db, this.#now());
-  }
-
-  countAccounts(): Promise<number> {
-    return countAccounts(this.#db);
-  }
-
-  getOrCreateSecret(name: string, generate: () => string): Promise<string> {
-    return getOrCreateSecret(this.#db, name, generate, this.#now());
-  }
-
-  createApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
-    return createApiKey(this.#db, key, this.#now());
-  }
-
-  findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    return findActiveApiKey(this.#db, hash);
-  }
-
-  listApiKeys(accountId?: string): Promise<ApiKeyRecord[]> {
-    return listApiKeys(this.#db, accountId);
-  }
-
-  revokeApiKey(idOrPrefix: string): Promise<boolean> {
-    return revokeApiKey(this.#db, idOrPrefix, this.#now());
-  }
-
-  touchApiKey(id: string, at: number): Promise<void> {
-    return touchApiKey(this.#db, id, at);
-  }
-
-  createTask(task: NewTask): Promise<TaskRecord> {
-    return createTask(this.#db, task, this.#now());
-  }
-
-  getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
-    return getTask(this.#db, id, scope);
-  }
-
-  claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
-    return claimTask(this.#db, options, this.#now());
-  }
-
-  failAbandonedTasks(maxAttempts: number): Promise<number> {
-    return failAbandonedTasks(this.#db, maxAttempts, this.#now());
-  }
-
-  renewLease(claim: Claim, leaseMs: number): Promise<boolean> {
-    return renewLease(this.#db, claim, leaseMs, this.#now());
-  }
-
-  reportProgress(claim: Claim, progress: number): Promise<boolean> {
-    return reportProgress(this.#db, claim, progress, this.#now());
-  }
-
-  completeTask(claim: Claim, resultKey: string): Promise<boolean> {
-    return completeTask(this.#db, claim, resultKey, this.#now());
-  }
-
-  failTask(claim: Claim, error: TaskError): Promise<boolean> {
-    return failTask(this.#db, claim, error, this.#now());
-  }
-
-  releaseTask(claim: Claim): Promise<boolean> {
-    return releaseTask(this.#db, claim, this.#now());
-  }
-
-  countPendingTasks(): Promise<number> {
-    return countPendingTasks(this.#db);
-  }
-
-  queueStats(): Promise<QueueStats> {
-    return queueStats(this.#db, this.#now());
-  }
-
-  getWebhookSecrets(accountId: string): Promise<WebhookSecret[]> {
-    return getWebhookSecrets(this.#db, accountId, this.#now());
-  }
-
-  rotateWebhookSecret(accountId: string, overlapMs: number): Promise<WebhookSecret> {
-    return rotateWebhookSecret(this.#db, accountId, overlapMs, this.#now());
-  }
-
-  createDelivery(delivery: NewDelivery): Promise<DeliveryRecord> {
-    return createDelivery(this.#db, delivery, this.#now());
-  }
-
-  claimDeliveries(options: DeliveryClaimOptions): Promise<DeliveryRecord[]> {
-    return claimDeliveries(this.#db, options, this.#now());
-  }
-
-  finishDeliveryAttempt(
-    claim: DeliveryClaim,
-    attempt: Omit<DeliveryAttempt, 'number'>,
-    outcome: DeliveryOutcome,
-  ): Promise<boolean> {
-    return finishDeliveryAttempt(this.#db, claim, attempt, outcome, this.#now());
-  }
-
-  releaseDelivery(claim: DeliveryClaim): Promise<boolean> {
-    return releaseDelivery(this.#db, claim, this.#now());
-  }
-
-  listDeliveries(taskId: string): Promise<DeliveryWithAttempts[]> {
-    return listDeliveries(this.#db, taskId);
+    return this.db.destroy();
   }
 }

@@ -1,0 +1,188 @@
+/**
+ * What `SqliteStore` and `PgStore` share: every `Store` operation, each a module of its own in `operations/`,
+ * run on the store's `Kysely<Database>` with the store's clock. The subclasses open, migrate and close.
+ */
+import type { Kysely } from 'kysely';
+import type {
+  DeliveryAttempt,
+  DeliveryRecord,
+  DeliveryWithAttempts,
+  NewDelivery,
+} from '../domain/delivery.js';
+import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+import type {
+  Account,
+  ApiKeyRecord,
+  Claim,
+  ClaimOptions,
+  DeliveryClaim,
+  DeliveryClaimOptions,
+  DeliveryOutcome,
+  NewApiKey,
+  NewTask,
+  QueueStats,
+  Store,
+  WebhookSecret,
+} from '../ports/store.js';
+import type { Database } from './database-schema.js';
+import { claimDeliveries } from './operations/claim-deliveries.js';
+import { claimTask } from './operations/claim-task.js';
+import { completeTask } from './operations/complete-task.js';
+import { countAccounts } from './operations/count-accounts.js';
+import { countPendingTasks } from './operations/count-pending-tasks.js';
+import { createAccount } from './operations/create-account.js';
+import { createApiKey } from './operations/create-api-key.js';
+import { createDelivery } from './operations/create-delivery.js';
+import { createTask } from './operations/create-task.js';
+import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
+import { failTask } from './operations/fail-task.js';
+import { findActiveApiKey } from './operations/find-active-api-key.js';
+import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
+import { getOrCreateSecret } from './operations/get-or-create-secret.js';
+import { getTask } from './operations/get-task.js';
+import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
+import { listApiKeys } from './operations/list-api-keys.js';
+import { listDeliveries } from './operations/list-deliveries.js';
+import { ping } from './operations/ping.js';
+import { queueStats } from './operations/queue-stats.js';
+import { releaseDelivery } from './operations/release-delivery.js';
+import { releaseTask } from './operations/release-task.js';
+import { renewLease } from './operations/renew-lease.js';
+import { reportProgress } from './operations/report-progress.js';
+import { revokeApiKey } from './operations/revoke-api-key.js';
+import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
+import { touchApiKey } from './operations/touch-api-key.js';
+
+export interface KyselyStoreOptions {
+  /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
+  readonly now?: () => number;
+  /** Claims lock their candidates `FOR UPDATE SKIP LOCKED` (PostgreSQL; SQLite has one writer and no such clause). */
+  readonly skipLocked: boolean;
+}
+
+export abstract class KyselyStore implements Store {
+  protected readonly db: Kysely<Database>;
+  protected readonly now: () => number;
+  readonly #skipLocked: boolean;
+
+  protected constructor(db: Kysely<Database>, options: KyselyStoreOptions) {
+    this.db = db;
+    this.now = options.now ?? Date.now;
+    this.#skipLocked = options.skipLocked;
+  }
+
+  abstract migrate(): Promise<void>;
+  abstract close(): Promise<void>;
+
+  ping(): Promise<void> {
+    return ping(this.db);
+  }
+
+  createAccount(): Promise<Account> {
+    return createAccount(this.db, this.now());
+  }
+
+  countAccounts(): Promise<number> {
+    return countAccounts(this.db);
+  }
+
+  getOrCreateSecret(name: string, generate: () => string): Promise<string> {
+    return getOrCreateSecret(this.db, name, generate, this.now());
+  }
+
+  createApiKey(key: NewApiKey): Promise<ApiKeyRecord> {
+    return createApiKey(this.db, key, this.now());
+  }
+
+  findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
+    return findActiveApiKey(this.db, hash);
+  }
+
+  listApiKeys(accountId?: string): Promise<ApiKeyRecord[]> {
+    return listApiKeys(this.db, accountId);
+  }
+
+  revokeApiKey(idOrPrefix: string): Promise<boolean> {
+    return revokeApiKey(this.db, idOrPrefix, this.now());
+  }
+
+  touchApiKey(id: string, at: number): Promise<void> {
+    return touchApiKey(this.db, id, at);
+  }
+
+  createTask(task: NewTask): Promise<TaskRecord> {
+    return createTask(this.db, task, this.now());
+  }
+
+  getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
+    return getTask(this.db, id, scope);
+  }
+
+  claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
+    return claimTask(this.db, { ...options, skipLocked: this.#skipLocked }, this.now());
+  }
+
+  failAbandonedTasks(maxAttempts: number): Promise<number> {
+    return failAbandonedTasks(this.db, maxAttempts, this.now());
+  }
+
+  renewLease(claim: Claim, leaseMs: number): Promise<boolean> {
+    return renewLease(this.db, claim, leaseMs, this.now());
+  }
+
+  reportProgress(claim: Claim, progress: number): Promise<boolean> {
+    return reportProgress(this.db, claim, progress, this.now());
+  }
+
+  completeTask(claim: Claim, resultKey: string): Promise<boolean> {
+    return completeTask(this.db, claim, resultKey, this.now());
+  }
+
+  failTask(claim: Claim, error: TaskError): Promise<boolean> {
+    return failTask(this.db, claim, error, this.now());
+  }
+
+  releaseTask(claim: Claim): Promise<boolean> {
+    return releaseTask(this.db, claim, this.now());
+  }
+
+  countPendingTasks(): Promise<number> {
+    return countPendingTasks(this.db);
+  }
+
+  queueStats(): Promise<QueueStats> {
+    return queueStats(this.db, this.now());
+  }
+
+  getWebhookSecrets(accountId: string): Promise<WebhookSecret[]> {
+    return getWebhookSecrets(this.db, accountId, this.now());
+  }
+
+  rotateWebhookSecret(accountId: string, overlapMs: number): Promise<WebhookSecret> {
+    return rotateWebhookSecret(this.db, accountId, overlapMs, this.now());
+  }
+
+  createDelivery(delivery: NewDelivery): Promise<DeliveryRecord> {
+    return createDelivery(this.db, delivery, this.now());
+  }
+
+  claimDeliveries(options: DeliveryClaimOptions): Promise<DeliveryRecord[]> {
+    return claimDeliveries(this.db, { ...options, skipLocked: this.#skipLocked }, this.now());
+  }
+
+  finishDeliveryAttempt(
+    claim: DeliveryClaim,
+    attempt: Omit<DeliveryAttempt, 'number'>,
+    outcome: DeliveryOutcome,
+  ): Promise<boolean> {
+    return finishDeliveryAttempt(this.db, claim, attempt, outcome, this.now());
+  }
+
+  releaseDelivery(claim: DeliveryClaim): Promise<boolean> {
+    return releaseDelivery(this.db, claim, this.now());
+  }
+
+  listDeliveries(taskId: string): Promise<DeliveryWithAttempts[]> {
+    return listDeliveries(this.db, taskId);
+  }
+}
