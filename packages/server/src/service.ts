@@ -71,6 +71,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     const tasks = new TaskService({
       store,
       resultUrl,
+      assets: { storage, maxBytes: config.assetMaxBytes },
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });
         void signal.notify('tasks');

@@ -2,35 +2,45 @@
  * The task use cases behind the HTTP routes: create and read tasks for an authenticated scope.
  * It knows the domain rules and the ports, not HTTP and not SQL.
  */
+import { storeInlineAssets } from './assets/stored-assets.js';
 import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/delivery.js';
 import { parseGenerationRequest } from './domain/generation-request.js';
 import { newTaskId } from './domain/identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
 import { ApiError } from './errors.js';
+import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { ResultUrl } from './result-links.js';
 
 export class TaskService {
   readonly #store: Store;
   readonly #resultUrl: ResultUrl;
+  readonly #assets: { storage: Storage; maxBytes: number } | undefined;
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
 
   constructor(options: {
     store: Store;
     resultUrl: ResultUrl;
+    /** Where inline (`data:`) assets are moved at creation; kept inline in the task when absent. */
+    assets?: { storage: Storage; maxBytes: number };
     onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
   }) {
     this.#store = options.store;
     this.#resultUrl = options.resultUrl;
+    this.#assets = options.assets;
     this.#onCreated = options.onCreated ?? (() => {});
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
   }
 
   async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
     const { model, params } = parseGenerationRequest(body);
-    const task = await this.#store.createTask({ ...scope, id: newTaskId(), model: model.id, params });
+    const id = newTaskId();
+    const stored = this.#assets
+      ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes)
+      : params;
+    const task = await this.#store.createTask({ ...scope, id, model: model.id, params: stored });
     this.#onCreated(task);
     return this.present(task);
   }

@@ -9,9 +9,11 @@ import { after, before, describe, it } from 'node:test';
 import { deflateSync } from 'node:zlib';
 import { Dispatcher } from 'undici';
 import { downloadAssets } from '../src/assets/download-assets.js';
+import { storeInlineAssets } from '../src/assets/stored-assets.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { TaskFailure } from '../src/errors.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
+import { FileStorage } from '../src/storage/file-storage.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 
 let dir: string;
@@ -385,5 +387,55 @@ describe('data: URLs', () => {
     );
     assert.deepEqual(await readFile(assets.audios[0]!.path), files['/a.m4a']);
     assert.ok(existsSync(assets.images[0]!.path));
+  });
+});
+
+describe('assets stored at creation', () => {
+  it('are moved out of the task into storage, then read back by the run with their bytes', async () => {
+    const storage = new FileStorage({ root: await workDir() });
+    const png = files['/a.png']!;
+    const inline = params({
+      image_urls: [`${base}/a.png`, `data:image/png;base64,${png.toString('base64')}`],
+      audio_urls: [`data:audio/mp4;base64,${files['/a.m4a']!.toString('base64')}`],
+    });
+    const stored = await storeInlineAssets('task-unified-X', inline, storage, 1024 * 1024);
+    assert.deepEqual(stored.image_urls, [`${base}/a.png`, 'storage:assets/task-unified-X/image_urls-1']);
+    assert.deepEqual(stored.audio_urls, ['storage:assets/task-unified-X/audio_urls-0']);
+    assert.equal(stored.prompt, inline.prompt);
+    const object = await storage.stat('assets/task-unified-X/image_urls-1');
+    assert.equal(object?.size, png.length);
+    assert.equal(object?.contentType, 'image/png');
+
+    const assets = await downloadAssets(
+      stored,
+      { ...limits(await workDir()), storage },
+      new AbortController().signal,
+    );
+    assert.deepEqual(await readFile(assets.images[1]!.path), png);
+    assert.equal(assets.images[1]!.url, 'storage:assets/task-unified-X/image_urls-1');
+    assert.deepEqual(await readFile(assets.audios[0]!.path), files['/a.m4a']);
+  });
+
+  it('leave an undecodable data: URL inline, for the run to fail with its usual message', async () => {
+    const storage = new FileStorage({ root: await workDir() });
+    const inline = params({ image_urls: ['data:image/png;base64,'] });
+    assert.deepEqual(await storeInlineAssets('task-unified-Y', inline, storage, 1024), inline);
+    const error = await failure(
+      downloadAssets(inline, limits(await workDir()), new AbortController().signal),
+    );
+    assert.equal(error.message, 'image_urls[0]: the data: URL is empty');
+  });
+
+  it('fail the run as asset_fetch_failed when the stored object is gone', async () => {
+    const storage = new FileStorage({ root: await workDir() });
+    const error = await failure(
+      downloadAssets(
+        params({ image_urls: ['storage:assets/task-unified-Z/image_urls-0'] }),
+        { ...limits(await workDir()), storage },
+        new AbortController().signal,
+      ),
+    );
+    assert.equal(error.code, 'asset_fetch_failed');
+    assert.equal(error.message, 'image_urls[0]: the stored asset is missing');
   });
 });

@@ -1,5 +1,7 @@
 /** The API over real HTTP: the interface's two endpoints and every 4xx row of decisions.md §3 that applies. */
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
@@ -50,6 +52,21 @@ describe('POST /v1/videos/generations', () => {
     assert.equal(body.results, undefined);
     assert.ok(Math.abs(body.created_at - Date.now() / 1000) < 5);
     assert.match(headers.get('x-request-id') ?? '', /^req_/);
+  });
+
+  it('moves inline data: assets into storage and keeps only a reference in the task', async () => {
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const { status, body } = await api.create({
+      model: 'videogen-2.0-image-to-video',
+      prompt: 'inline',
+      image_urls: [`data:image/png;base64,${png}`],
+    });
+    assert.equal(status, 200);
+    const stored = await server.service.store.getTask(body.id);
+    assert.deepEqual(stored?.params.image_urls, [`storage:assets/${body.id}/image_urls-0`]);
+    const file = await readFile(join(server.dataDir, 'files', 'assets', body.id, 'image_urls-0'));
+    assert.deepEqual(file, Buffer.from(png, 'base64'));
   });
 
   it('answers 400 invalid_json for malformed JSON', async () => {

@@ -1,5 +1,6 @@
 /**
- * Downloads one reference asset to a file: base64 `data:` URLs are decoded, http(s) URLs are fetched through
+ * Downloads one reference asset to a file: `storage:` references (inline assets stored at creation) are
+ * copied from storage, base64 `data:` URLs are decoded, http(s) URLs are fetched through
  * the guarded dispatcher with a byte limit, a total time limit and at most 3 redirects. Every failure is a
  * `TaskFailure('asset_fetch_failed')` whose message starts with the field and index (`image_urls[1]: HTTP 404`).
  */
@@ -10,6 +11,9 @@ import { pipeline } from 'node:stream/promises';
 import { type Dispatcher, request } from 'undici';
 import { TaskFailure } from '../errors.js';
 import { OutboundBlockedError } from '../outbound/guarded-dispatcher.js';
+import type { Storage } from '../ports/storage.js';
+import { DataUrlProblem, decodeDataUrl } from './data-url.js';
+import { storedAssetKey } from './stored-assets.js';
 
 export const MAX_REDIRECTS = 3;
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
@@ -18,6 +22,8 @@ export interface DownloadLimits {
   readonly dispatcher: Dispatcher;
   readonly maxBytes: number;
   readonly timeoutMs: number;
+  /** Where assets stored at task creation (`storage:` references) are read from. */
+  readonly storage?: Storage;
 }
 
 export interface AssetSource {
@@ -33,16 +39,22 @@ function megabytes(bytes: number): string {
 }
 
 async function saveDataUrl(url: string, path: string, maxBytes: number): Promise<void> {
-  const comma = url.indexOf(',');
-  if (comma < 0 || !/;base64$/i.test(url.slice(0, comma)))
-    throw new DownloadProblem('only base64 data: URLs are accepted');
-  const payload = url.slice(comma + 1);
-  if (Math.floor((payload.length * 3) / 4) > maxBytes + 2)
-    throw new DownloadProblem(`larger than ${megabytes(maxBytes)}`);
-  const bytes = Buffer.from(payload, 'base64');
-  if (bytes.length === 0) throw new DownloadProblem('the data: URL is empty');
-  if (bytes.length > maxBytes) throw new DownloadProblem(`larger than ${megabytes(maxBytes)}`);
+  let bytes: Buffer;
+  try {
+    bytes = decodeDataUrl(url, maxBytes).bytes;
+  } catch (error) {
+    throw error instanceof DataUrlProblem ? new DownloadProblem(error.message) : error;
+  }
   await writeFile(path, bytes);
+}
+
+/** An asset moved into storage at creation (`stored-assets.ts`). */
+async function copyStored(key: string, path: string, limits: DownloadLimits, signal: AbortSignal) {
+  if (!limits.storage) throw new DownloadProblem('no storage to read the asset from');
+  const found = await limits.storage.stat(key);
+  if (!found) throw new DownloadProblem('the stored asset is missing');
+  if (found.size > limits.maxBytes) throw new DownloadProblem(`larger than ${megabytes(limits.maxBytes)}`);
+  await pipeline(await limits.storage.read(key), createWriteStream(path), { signal });
 }
 
 /** Passes bytes through until more than `maxBytes` have come, then fails the pipeline. */
@@ -139,7 +151,9 @@ export async function downloadAsset(
   const timeout = AbortSignal.timeout(limits.timeoutMs);
   const combined = AbortSignal.any([signal, timeout]);
   try {
-    if (/^data:/i.test(source.url)) await saveDataUrl(source.url, path, limits.maxBytes);
+    const storedKey = storedAssetKey(source.url);
+    if (storedKey !== undefined) await copyStored(storedKey, path, limits, combined);
+    else if (/^data:/i.test(source.url)) await saveDataUrl(source.url, path, limits.maxBytes);
     else await fetchToFile(source.url, path, limits, combined);
   } catch (error) {
     await rm(path, { force: true });

@@ -4,6 +4,7 @@ import type { Dispatcher } from 'undici';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
 import type { LocalAsset } from '../ports/engine.js';
+import type { Storage } from '../ports/storage.js';
 import { downloadAsset } from './download-asset.js';
 import { inspectAsset } from './inspect-asset.js';
 
@@ -16,6 +17,8 @@ export interface AssetDownloadOptions {
   readonly dispatcher: Dispatcher;
   readonly maxBytes: number;
   readonly timeoutMs: number;
+  /** Where `storage:` references (inline assets stored at creation) are read from. */
+  readonly storage?: Storage;
 }
 
 export interface DownloadedAssets {

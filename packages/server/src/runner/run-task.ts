@@ -114,7 +114,13 @@ async function execute(
 
     const assets = await downloadAssets(
       task.params,
-      { workDir, dispatcher: deps.dispatcher, maxBytes: deps.assetMaxBytes, timeoutMs: deps.assetTimeoutMs },
+      {
+        workDir,
+        dispatcher: deps.dispatcher,
+        storage: deps.storage,
+        maxBytes: deps.assetMaxBytes,
+        timeoutMs: deps.assetTimeoutMs,
+      },
       signal,
     );
     progress.update('assets', 1);
