@@ -399,6 +399,26 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
           assert.deepEqual(await events(store, live.id), ['task.processing', 'task.failed']);
         }));
 
+      it('claims tasks with and without a callback_url in creation order', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const order = [];
+          for (const params of [PARAMS, NO_CALLBACK, NO_CALLBACK, PARAMS, NO_CALLBACK]) {
+            order.push((await addTask(store, scope, params)).id);
+            clock.now += 1;
+          }
+          const claimed = [];
+          for (let i = 0; i < order.length; i++) claimed.push((await claim(store)).id);
+          assert.deepEqual(claimed, order);
+          assert.equal(
+            await store.claimTask({ workerId: 'worker-1', leaseMs: LEASE, maxAttempts: 3 }),
+            undefined,
+          );
+          assert.deepEqual(await events(store, order[0]!), ['task.processing']);
+          assert.deepEqual(await events(store, order[1]!), []);
+          assert.deepEqual(await events(store, order[3]!), ['task.processing']);
+        }));
+
       it('queues nothing for a task without a callback_url', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);

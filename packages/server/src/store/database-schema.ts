@@ -35,6 +35,8 @@ export interface TasksTable {
   progress: number;
   /** `GenerationParams` as JSON. */
   params: string;
+  /** `params.callback_url` again, for SQL (migration 0003). */
+  callback_url: string | null;
   error_code: TaskErrorCode | null;
   error_message: string | null;
   result_key: string | null;

@@ -46,6 +46,7 @@ export function toTaskRow(task: NewTask, now: number): Insertable<TasksTable> {
     status: 'pending',
     progress: 0,
     params: JSON.stringify(task.params),
+    callback_url: task.params.callback_url,
     error_code: null,
     error_message: null,
     result_key: null,

@@ -5,10 +5,12 @@
 import { type Kysely, type Migration, type MigrationProvider, Migrator, type MigratorProps } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as webhooks from './0002-webhooks.js';
+import * as taskCallbackUrl from './0003-task-callback-url.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-webhooks': webhooks,
+  '0003-task-callback-url': taskCallbackUrl,
 };
 
 const provider: MigrationProvider = {

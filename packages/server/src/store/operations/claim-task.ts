@@ -17,7 +17,7 @@ export interface ClaimTaskOptions extends ClaimOptions {
 type TaskFilter = (eb: ExpressionBuilder<Database, 'tasks'>) => Expression<SqlBool>;
 
 /**
- * One statement: pick the oldest claimable task and take it, so no two claimers get the same one.
+ * One statement picks the oldest claimable task and takes it, so no two claimers get the same one.
  *
  * Claimable is "pending" or "processing with an expired lease and attempts left". The two are looked up
  * separately, each oldest-first straight off the `(status, created_at, id)` index, and the older of the
@@ -64,8 +64,8 @@ export async function claimTask(
     .orderBy('c.id')
     .limit(1);
 
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
+  const claim = (executor: Kysely<Database>, withoutCallback: boolean) => {
+    let update = executor
       .updateTable('tasks')
       .set((eb) => ({
         status: 'processing',
@@ -77,9 +77,18 @@ export async function claimTask(
       .where('id', '=', candidate)
       // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
       // between the subquery's snapshot and the update; then this claims nothing rather than twice.
-      .where((eb) => eb.or([pending(eb), expired(eb)]))
-      .returningAll()
-      .executeTakeFirst();
+      .where((eb) => eb.or([pending(eb), expired(eb)]));
+    if (withoutCallback) update = update.where('callback_url', 'is', null);
+    return update.returningAll().executeTakeFirst();
+  };
+
+  // The oldest claimable task, if it has no callback_url, in one statement: nothing else is written with it.
+  const plain = await claim(db, true);
+  if (plain) return toTaskRecord(plain);
+  // Otherwise (it has one, or nothing is claimable) its first `task.processing` callback is queued in the
+  // same transaction as the claim. On PostgreSQL that costs BEGIN and COMMIT, a round trip each.
+  return db.transaction().execute(async (trx) => {
+    const row = await claim(trx, false);
     if (!row) return undefined;
     await enqueueFirstProcessingDelivery(trx, row, now);
     return toTaskRecord(row);
