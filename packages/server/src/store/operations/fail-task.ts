@@ -2,32 +2,13 @@ import type { Kysely } from 'kysely';
 import type { TaskError } from '../../domain/task.js';
 import type { Claim } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
-import { isCurrentClaim } from './current-claim.js';
-import { enqueueDeliveries } from './enqueue-deliveries.js';
+import { endRun } from './end-run.js';
 
-export async function failTask(
+export function failTask(
   db: Kysely<Database>,
   claim: Claim,
   error: TaskError,
   now: number,
 ): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('tasks')
-      .set({
-        status: 'failed',
-        error_code: error.code,
-        error_message: error.message,
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-        completed_at: now,
-      })
-      .where((eb) => isCurrentClaim(eb, claim))
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) return false;
-    await enqueueDeliveries(trx, [row], now);
-    return true;
-  });
+  return endRun(db, claim, { status: 'failed', error_code: error.code, error_message: error.message }, now);
 }

@@ -1,0 +1,28 @@
+import type { Kysely, Updateable } from 'kysely';
+import type { Claim } from '../../ports/store.js';
+import type { Database, TasksTable } from '../database-schema.js';
+import { isCurrentClaim } from './current-claim.js';
+import { enqueueDeliveries } from './enqueue-deliveries.js';
+
+/**
+ * Ends a run with a final status: applies `changes` (and releases the lease) while `claim` is still current,
+ * and queues the task's callback in the same transaction. False when the claim was no longer current.
+ */
+export async function endRun(
+  db: Kysely<Database>,
+  claim: Claim,
+  changes: Updateable<TasksTable> & { status: 'completed' | 'failed' },
+  now: number,
+): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tasks')
+      .set({ ...changes, lease_owner: null, lease_expires_at: null, updated_at: now, completed_at: now })
+      .where((eb) => isCurrentClaim(eb, claim))
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return false;
+    await enqueueDeliveries(trx, [row], now);
+    return true;
+  });
+}
