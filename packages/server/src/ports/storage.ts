@@ -1,5 +1,5 @@
 /**
- * The `Storage` port: where result videos (and later uploads) live. Implementations: local files
+ * The `Storage` port: where result videos and inline reference assets (and later uploads) live. Implementations: local files
  * (`storage/file-storage.ts`) and S3-compatible object storage (`storage/s3-storage.ts`), held to the same
  * conformance suite.
  */

@@ -1,6 +1,7 @@
 /**
- * The `Store` port: accounts, API keys and tasks. The task table is the queue. Implementations:
- * SQLite (`store/sqlite-store.ts`); PostgreSQL follows with the same conformance suite.
+ * The `Store` port: accounts, API keys, tasks and callback deliveries. The task table is the queue and the
+ * delivery table the outbox. Implementations: SQLite (`store/sqlite-store.ts`) and PostgreSQL
+ * (`store/pg-store.ts`), held to one conformance suite.
  */
 import type {
   DeliveryAttempt,
