@@ -21,7 +21,7 @@ export interface StoreOptions {
   readonly onError?: (error: unknown) => void;
 }
 
-export function isPostgresUrl(databaseUrl: string): boolean {
+function isPostgresUrl(databaseUrl: string): boolean {
   return /^postgres(ql)?:\/\//i.test(databaseUrl);
 }
 

@@ -1,10 +1,8 @@
 /** Base64 `data:` URLs, the inline form of a reference asset. */
 
-export class DataUrlProblem extends Error {}
+import { megabytes } from './megabytes.js';
 
-function megabytes(bytes: number): string {
-  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
-}
+export class DataUrlProblem extends Error {}
 
 /** The bytes and media type of a base64 `data:` URL of at most `maxBytes`; throws `DataUrlProblem`. */
 export function decodeDataUrl(url: string, maxBytes: number): { bytes: Buffer; contentType: string } {

@@ -13,6 +13,7 @@ import { TaskFailure } from '../errors.js';
 import { OutboundBlockedError } from '../outbound/guarded-dispatcher.js';
 import type { Storage } from '../ports/storage.js';
 import { DataUrlProblem, decodeDataUrl } from './data-url.js';
+import { megabytes } from './megabytes.js';
 import { storedAssetKey } from './stored-assets.js';
 
 export const MAX_REDIRECTS = 3;
@@ -33,10 +34,6 @@ export interface AssetSource {
 }
 
 class DownloadProblem extends Error {}
-
-function megabytes(bytes: number): string {
-  return `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
-}
 
 async function saveDataUrl(url: string, path: string, maxBytes: number): Promise<void> {
   let bytes: Buffer;

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { settlesWithin } from '../settles-within.js';
 import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
 
 export interface WorkerPoolOptions extends RunTaskDependencies {
@@ -69,15 +70,10 @@ export class WorkerPool {
     clearInterval(this.#reaper);
     for (const wake of [...this.#wake]) wake();
     const allDone = Promise.all(this.#slots);
-    let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace'>((resolve) => {
-      timer = setTimeout(() => resolve('grace'), graceMs);
-    });
-    if ((await Promise.race([allDone, graceOver])) === 'grace') {
+    if (!(await settlesWithin(allDone, graceMs))) {
       for (const task of this.#running) task.stop('shutdown');
       await allDone;
     }
-    clearTimeout(timer);
   }
 
   async #slot(): Promise<void> {

@@ -11,6 +11,7 @@ import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
 import type { Metrics } from '../metrics.js';
 import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
 import type { ResultUrl } from '../result-links.js';
+import { settlesWithin } from '../settles-within.js';
 import { VERSION } from '../version.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
@@ -83,15 +84,10 @@ export class WebhookDispatcher {
     this.notify();
     await this.#loop;
     const all = Promise.all([...this.#inFlight].map((f) => f.done));
-    let timer: NodeJS.Timeout | undefined;
-    const grace = new Promise<'grace'>((resolve) => {
-      timer = setTimeout(() => resolve('grace'), graceMs);
-    });
-    if ((await Promise.race([all, grace])) === 'grace') {
+    if (!(await settlesWithin(all, graceMs))) {
       for (const flight of this.#inFlight) flight.abort.abort();
       await all;
     }
-    clearTimeout(timer);
   }
 
   get inFlight(): number {
