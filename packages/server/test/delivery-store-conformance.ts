@@ -17,9 +17,8 @@ import { newId, newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import { type TaskError, type TaskRecord, type TaskScope, toPublicTask } from '../src/domain/task.js';
 import type { Claim, DeliveryClaim, DeliveryClaimOptions, Store } from '../src/ports/store.js';
-import type { Clock } from './store-conformance.js';
+import { type Clock, storeHarness, T0 } from './helpers/store-harness.js';
 
-const T0 = 1_700_000_000_000;
 const LEASE = 30_000;
 /** The lease of a delivery claim: a sender's attempt. */
 const SEND_LEASE = 25_000;
@@ -77,16 +76,7 @@ function withoutAttempts(delivery: DeliveryWithAttempts): DeliveryRecord {
 }
 
 export function deliveryStoreConformance(name: string, open: (clock: Clock) => Promise<Store>): void {
-  async function withStore(test: (store: Store, clock: Clock) => Promise<void>): Promise<void> {
-    const clock: Clock = { now: T0 };
-    const store = await open(clock);
-    try {
-      await store.migrate();
-      await test(store, clock);
-    } finally {
-      await store.close();
-    }
-  }
+  const withStore = storeHarness(open);
 
   async function newScope(store: Store): Promise<TaskScope> {
     return { accountId: (await store.createAccount()).id, environment: 'production' };

@@ -10,12 +10,8 @@ import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
 import type { ApiKeyRecord, Claim, Store } from '../src/ports/store.js';
 import { deliveryStoreConformance } from './delivery-store-conformance.js';
+import { type Clock, storeHarness, T0 } from './helpers/store-harness.js';
 
-export interface Clock {
-  now: number;
-}
-
-const T0 = 1_700_000_000_000;
 const LEASE = 30_000;
 const TEXT: ModelId = 'videogen-2.0-text-to-video';
 const IMAGE: ModelId = 'videogen-2.0-image-to-video';
@@ -43,16 +39,7 @@ function claimOf(task: TaskRecord): Claim {
 }
 
 export function storeConformance(name: string, open: (clock: Clock) => Promise<Store>): void {
-  async function withStore(test: (store: Store, clock: Clock) => Promise<void>): Promise<void> {
-    const clock: Clock = { now: T0 };
-    const store = await open(clock);
-    try {
-      await store.migrate();
-      await test(store, clock);
-    } finally {
-      await store.close();
-    }
-  }
+  const withStore = storeHarness(open);
 
   async function newScope(store: Store, environment: Environment = 'development'): Promise<TaskScope> {
     return { accountId: (await store.createAccount()).id, environment };
