@@ -115,6 +115,7 @@ async function measure(
 /** Renders nothing: writes a few bytes where the video would go. */
 class InstantEngine implements Engine {
   readonly name = 'instant';
+  async check(): Promise<void> {}
   async render(job: RenderJob): Promise<void> {
     await writeFile(job.outputPath, 'not a video');
   }

@@ -1,9 +1,13 @@
 /**
  * Picks the `Store`, `WorkSignal` and `Storage` implementations named by `VIDEOGEN_DATABASE_URL` and
- * `VIDEOGEN_STORAGE_URL`.
+ * `VIDEOGEN_STORAGE_URL`, and the engines of `VIDEOGEN_ENGINES_FILE`.
  */
 import { fileURLToPath } from 'node:url';
 import { type Config, ConfigError } from './config.js';
+import { createEngines, routeEngines } from './engines/create-engines.js';
+import type { EngineRouter } from './engines/engine-router.js';
+import { defaultEnginesConfig, type EnginesConfig, loadEnginesFile } from './engines/engines-file.js';
+import type { Engine } from './ports/engine.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
@@ -90,4 +94,19 @@ export function openResultUrls(config: Config, storage: Storage, links: ResultLi
     );
   }
   return presignedResultUrl({ presignedUrl: presignedUrl.bind(storage) }, config.resultUrlTtlSeconds);
+}
+
+export interface OpenedEngines {
+  readonly config: EnginesConfig;
+  /** By name. */
+  readonly engines: ReadonlyMap<string, Engine>;
+  /** By model ID: the model IDs this process's workers claim. */
+  readonly router: EngineRouter;
+}
+
+/** The engines of `VIDEOGEN_ENGINES_FILE`, or the local engine for all six model IDs. */
+export function openEngines(config: Pick<Config, 'enginesFile'>): OpenedEngines {
+  const enginesConfig = config.enginesFile ? loadEnginesFile(config.enginesFile) : defaultEnginesConfig();
+  const engines = createEngines(enginesConfig);
+  return { config: enginesConfig, engines, router: routeEngines(enginesConfig, engines) };
 }

@@ -31,12 +31,27 @@ export interface Config {
   readonly allowPrivateNetworks: boolean;
   readonly assetMaxBytes: number;
   readonly assetTimeoutMs: number;
+  /** Largest request body of task creation (inline `data:` assets count). */
   readonly maxBodyBytes: number;
+  /** Largest request body of every other route. */
+  readonly maxOtherBodyBytes: number;
+  /** Requests per API key per minute; 0 turns the rate limit off. */
+  readonly rateLimitPerMinute: number;
+  /** The rate limit counts in fixed windows this long, each admitting the per-minute rate scaled to it. */
+  readonly rateLimitWindowMs: number;
+  /** Task creation answers 503 `overloaded` while this many tasks are pending; 0: no cap. */
+  readonly maxQueuedTasks: number;
+  /** An account's tasks beyond this many `processing` wait, pending, for one to end; 0: no cap. */
+  readonly maxActiveTasksPerAccount: number;
   readonly webhookTimeoutMs: number;
   readonly webhookConcurrency: number;
   readonly webhookHostConcurrency: number;
   readonly shutdownGraceMs: number;
   readonly logLevel: string;
+  /** Which engine renders each model ID (engines/engines-file.ts); all six to `local` when unset. */
+  readonly enginesFile: string | undefined;
+  /** Final tasks and their files are deleted this many days after they ended; 0 keeps them. */
+  readonly retentionDays: number;
 }
 
 export class ConfigError extends Error {
@@ -125,10 +140,17 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     assetMaxBytes: integer(env, 'VIDEOGEN_ASSET_MAX_MB', 50, 1, 10_240) * MIB,
     assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     maxBodyBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB', 20, 1, 1024) * MIB,
+    maxOtherBodyBytes: integer(env, 'VIDEOGEN_MAX_OTHER_BODY_KB', 64, 1, 1024 * 1024) * 1024,
+    rateLimitPerMinute: integer(env, 'VIDEOGEN_RATE_LIMIT_PER_MINUTE', 600, 0),
+    rateLimitWindowMs: integer(env, 'VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600) * 1000,
+    maxQueuedTasks: integer(env, 'VIDEOGEN_MAX_QUEUED_TASKS', 10_000, 0),
+    maxActiveTasksPerAccount: integer(env, 'VIDEOGEN_MAX_ACTIVE_TASKS_PER_ACCOUNT', 0, 0),
     webhookTimeoutMs: integer(env, 'VIDEOGEN_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
     webhookConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_CONCURRENCY', 64, 1, 1024),
     webhookHostConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_HOST_CONCURRENCY', 4, 1, 1024),
     shutdownGraceMs: integer(env, 'VIDEOGEN_SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
     logLevel: env.VIDEOGEN_LOG_LEVEL || 'info',
+    enginesFile: env.VIDEOGEN_ENGINES_FILE ? resolve(env.VIDEOGEN_ENGINES_FILE) : undefined,
+    retentionDays: integer(env, 'VIDEOGEN_RETENTION_DAYS', 7, 0, 36_500),
   };
 }

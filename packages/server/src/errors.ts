@@ -25,6 +25,7 @@ export const API_ERRORS = {
   method_not_allowed: { status: 405, type: 'invalid_request_error' },
   idempotency_conflict: { status: 409, type: 'conflict_error' },
   task_not_cancellable: { status: 409, type: 'conflict_error' },
+  task_not_deletable: { status: 409, type: 'conflict_error' },
   callback_not_configured: { status: 409, type: 'conflict_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
@@ -65,6 +66,10 @@ export const TASK_ERROR_CODES = [
   'asset_fetch_failed',
   'invalid_asset',
   'generation_failed',
+  /** The model server or command an engine hands the work to refused or failed it. */
+  'upstream_error',
+  /** The model server could not be reached, or kept answering 429/5xx, within the task's time limit. */
+  'upstream_unavailable',
   'timeout',
   'worker_lost',
   'internal_error',

@@ -6,15 +6,22 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
-import { checkStorage, openResultUrls, openStorage, openStore, openWorkSignal } from './adapters.js';
+import {
+  checkStorage,
+  openEngines,
+  openResultUrls,
+  openStorage,
+  openStore,
+  openWorkSignal,
+} from './adapters.js';
 import type { Config } from './config.js';
-import { EngineRouter } from './engines/engine-router.js';
-import { LocalEngine } from './engines/local/local-engine.js';
+import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
 import { ResultLinks } from './result-links.js';
+import { RetentionSweeper } from './retention.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { TaskService } from './task-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -35,6 +42,8 @@ export interface Service {
 export async function startService(config: Config, logger: Logger): Promise<Service> {
   const servesApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api' && config.workerConcurrency > 0;
+  // Before anything is opened: a mistake in the engines file stops the start with its own message.
+  const engines = runsWorkers ? openEngines(config) : undefined;
   const onStoreError = (error: unknown) =>
     logger.warn({ err: error }, 'store connection error; reconnecting');
   const store = openStore(config.databaseUrl, { schema: config.databaseSchema, onError: onStoreError });
@@ -68,28 +77,38 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       perHostConcurrency: config.webhookHostConcurrency,
       metrics,
     });
+    const files = new FileService({
+      store,
+      storage,
+      maxBytes: config.assetMaxBytes,
+      publicUrl: () => publicUrl,
+    });
     const tasks = new TaskService({
       store,
       resultUrl,
       assets: { storage, maxBytes: config.assetMaxBytes },
+      resolveUploads: (scope, params) => files.resolveUploads(scope, params),
+      maxQueuedTasks: config.maxQueuedTasks,
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });
         void signal.notify('tasks');
       },
       onDeliveryQueued: () => void signal.notify('deliveries'),
+      onCancelled: () => void signal.notify('cancellations'),
     });
-    api = { tasks, links, storage };
+    api = { tasks, links, storage, files };
   }
 
-  const pool = runsWorkers
+  const pool = engines
     ? new WorkerPool({
         store,
         storage,
-        engines: EngineRouter.all(new LocalEngine()),
+        engines: engines.router,
         dispatcher,
         logger,
         concurrency: config.workerConcurrency,
         maxAttempts: config.maxAttempts,
+        maxActivePerAccount: config.maxActiveTasksPerAccount,
         leaseMs: config.leaseMs,
         taskTimeoutMs: config.taskTimeoutMs,
         assetMaxBytes: config.assetMaxBytes,
@@ -105,6 +124,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     metrics,
     logger,
     maxBodyBytes: config.maxBodyBytes,
+    maxOtherBodyBytes: config.maxOtherBodyBytes,
+    rateLimit: { perMinute: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs },
     isDraining: () => draining,
     ...(api ? { api } : {}),
   });
@@ -116,12 +137,28 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   }
   const unsubscribe = [
     pool && signal.subscribe('tasks', () => pool.notify()),
+    pool && signal.subscribe('cancellations', () => void pool.checkCancellations()),
     webhooks && signal.subscribe('deliveries', () => webhooks?.notify()),
   ];
   pool?.start();
   webhooks?.start();
+  const retention =
+    servesApi && config.retentionDays > 0
+      ? new RetentionSweeper({
+          store,
+          storage,
+          logger: logger.child({ component: 'retention' }),
+          retentionDays: config.retentionDays,
+        })
+      : undefined;
+  retention?.start();
   logger.info(
-    { url: publicUrl, role: config.role, workers: pool ? config.workerConcurrency : 0 },
+    {
+      url: publicUrl,
+      role: config.role,
+      workers: pool ? config.workerConcurrency : 0,
+      ...(engines ? { engines: Object.fromEntries(engines.config.models) } : {}),
+    },
     'videogen is serving',
   );
 
@@ -135,7 +172,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     },
     async close() {
       draining = true;
-      await Promise.all([app.close(), pool?.stop(config.shutdownGraceMs)]);
+      await Promise.all([app.close(), pool?.stop(config.shutdownGraceMs), retention?.stop()]);
       // After the pool, so that callbacks of tasks that finished during the grace period still get a try;
       // whatever is pending stays queued for the next start.
       await webhooks?.stop(Math.min(config.shutdownGraceMs, 5000));

@@ -1,52 +1,163 @@
 /**
- * The task use cases behind the HTTP routes: create and read tasks for an authenticated scope.
+ * The task use cases behind the HTTP routes: create, read, list, cancel and delete tasks for an authenticated
+ * scope.
  * It knows the domain rules and the ports, not HTTP and not SQL.
  */
 import { storeInlineAssets } from './assets/stored-assets.js';
 import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/delivery.js';
-import { parseGenerationRequest } from './domain/generation-request.js';
+import { type GenerationParams, parseGenerationRequest } from './domain/generation-request.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from './domain/idempotency-key.js';
 import { newTaskId } from './domain/identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
+import { encodeCursor, type TaskListQuery } from './domain/task-list-query.js';
 import { ApiError } from './errors.js';
 import type { Storage } from './ports/storage.js';
-import type { Store } from './ports/store.js';
+import type { NewTask, Store } from './ports/store.js';
 import type { ResultUrl } from './result-links.js';
+import { deleteTaskFiles } from './task-files.js';
+
+export interface PublicTaskList {
+  readonly object: 'list';
+  readonly data: PublicTask[];
+  readonly has_more: boolean;
+  readonly next_cursor: string | null;
+}
+
+export interface DeletedTask {
+  readonly id: string;
+  readonly object: 'video.generation.task';
+  readonly deleted: true;
+}
+
+/** What `overloaded` (queue full) tells clients to wait before trying again. */
+export const OVERLOADED_RETRY_AFTER_SECONDS = 30;
 
 export class TaskService {
   readonly #store: Store;
   readonly #resultUrl: ResultUrl;
   readonly #assets: { storage: Storage; maxBytes: number } | undefined;
+  readonly #maxQueuedTasks: number;
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
+  readonly #onCancelled: (task: TaskRecord) => void;
+  readonly #resolveUploads: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
 
   constructor(options: {
     store: Store;
     resultUrl: ResultUrl;
     /** Where inline (`data:`) assets are moved at creation; kept inline in the task when absent. */
     assets?: { storage: Storage; maxBytes: number };
+    /** Creation answers 503 `overloaded` while this many tasks are pending; 0 or absent: no cap. */
+    maxQueuedTasks?: number;
     onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
+    /** Turns the URLs of uploaded files in a request into storage references (file-service.ts). */
+    resolveUploads?: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
+    /** A task was cancelled: its worker, in this process or another, should stop it. */
+    onCancelled?: (task: TaskRecord) => void;
   }) {
     this.#store = options.store;
     this.#resultUrl = options.resultUrl;
     this.#assets = options.assets;
+    this.#maxQueuedTasks = options.maxQueuedTasks ?? 0;
     this.#onCreated = options.onCreated ?? (() => {});
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
+    this.#onCancelled = options.onCancelled ?? (() => {});
+    this.#resolveUploads = options.resolveUploads ?? (async (_scope, params) => params);
   }
 
   async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
-    const { model, params } = parseGenerationRequest(body);
-    const id = newTaskId();
-    const stored = this.#assets
-      ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes)
-      : params;
-    const task = await this.#store.createTask({ ...scope, id, model: model.id, params: stored });
+    const task = await this.#store.createTask(await this.#newTask(scope, body));
     this.#onCreated(task);
     return this.present(task);
   }
 
+  /**
+   * `create` under an `Idempotency-Key`: the first request with the key creates the task; a repeat of the same
+   * request within 24 hours gets that task back (`replayed`), a different request under the key is refused.
+   */
+  async createOnce(
+    scope: TaskScope,
+    body: unknown,
+    idempotencyKey: string,
+  ): Promise<{ task: PublicTask; replayed: boolean }> {
+    const task = await this.#newTask(scope, body);
+    const result = await this.#store.createTaskOnce(task, {
+      key: idempotencyKey,
+      requestHash: requestFingerprint(body),
+      since: Date.now() - IDEMPOTENCY_WINDOW_MS,
+    });
+    // The inline assets stored for a task that was not created belong to nothing.
+    if (result.outcome !== 'created' && this.#assets) {
+      await deleteTaskFiles(this.#assets.storage, task);
+    }
+    if (result.outcome === 'conflict') {
+      throw new ApiError(
+        'idempotency_conflict',
+        `${IDEMPOTENCY_HEADER} ${idempotencyKey} was used with a different request in the last 24 hours.`,
+        { param: IDEMPOTENCY_HEADER },
+      );
+    }
+    if (result.outcome === 'created') this.#onCreated(result.task);
+    return { task: await this.present(result.task), replayed: result.outcome === 'replayed' };
+  }
+
+  /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
+  async #newTask(scope: TaskScope, body: unknown): Promise<NewTask> {
+    const { model, params: requested } = parseGenerationRequest(body);
+    const params = await this.#resolveUploads(scope, requested);
+    await this.#checkQueueRoom();
+    const id = newTaskId();
+    const stored = this.#assets
+      ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes)
+      : params;
+    return { ...scope, id, model: model.id, params: stored };
+  }
+
   async get(scope: TaskScope, taskId: string): Promise<PublicTask> {
     return this.present(await this.#find(scope, taskId));
+  }
+
+  async list(scope: TaskScope, query: TaskListQuery): Promise<PublicTaskList> {
+    const { tasks, hasMore } = await this.#store.listTasks(scope, query);
+    const last = tasks.at(-1);
+    return {
+      object: 'list',
+      data: await Promise.all(tasks.map((task) => this.present(task))),
+      has_more: hasMore,
+      next_cursor: hasMore && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Stops a pending or processing task: it becomes `failed` with `cancelled`, and its callback fires. */
+  async cancel(scope: TaskScope, taskId: string): Promise<PublicTask> {
+    const outcome = await this.#store.cancelTask(taskId, scope);
+    if (!outcome) throw notFound(taskId);
+    if (!outcome.cancelled) {
+      throw new ApiError(
+        'task_not_cancellable',
+        `Task ${taskId} is already ${outcome.task.status}; only pending and processing tasks can be cancelled.`,
+        { param: 'task_id' },
+      );
+    }
+    this.#onCancelled(outcome.task);
+    this.#onDeliveryQueued();
+    return this.present(outcome.task);
+  }
+
+  /** Removes a final task, its callback log and its files (the video and the request's stored assets). */
+  async delete(scope: TaskScope, taskId: string): Promise<DeletedTask> {
+    const outcome = await this.#store.deleteTask(taskId, scope);
+    if (!outcome) throw notFound(taskId);
+    if (!outcome.deleted) {
+      throw new ApiError(
+        'task_not_deletable',
+        `Task ${taskId} is ${outcome.task.status}; cancel it first, or wait until it is completed or failed.`,
+        { param: 'task_id' },
+      );
+    }
+    if (this.#assets) await deleteTaskFiles(this.#assets.storage, outcome.task);
+    return { id: taskId, object: 'video.generation.task', deleted: true };
   }
 
   /** The task's callback deliveries and every attempt of each, oldest first. */
@@ -69,16 +180,31 @@ export class TaskService {
     return toPublicDelivery({ ...created, attempts: [] });
   }
 
+  /**
+   * The global queue cap: refused before anything is stored. Checked, not reserved, so creations racing at the
+   * cap may pass it by a few.
+   */
+  async #checkQueueRoom(): Promise<void> {
+    if (this.#maxQueuedTasks === 0) return;
+    if ((await this.#store.countPendingTasks()) < this.#maxQueuedTasks) return;
+    throw new ApiError(
+      'overloaded',
+      `The queue is full (${this.#maxQueuedTasks} tasks waiting); retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s.`,
+      { headers: { 'retry-after': String(OVERLOADED_RETRY_AFTER_SECONDS) } },
+    );
+  }
+
   async #find(scope: TaskScope, taskId: string): Promise<TaskRecord> {
     const task = await this.#store.getTask(taskId, scope);
-    if (!task)
-      throw new ApiError('task_not_found', `No task ${taskId} exists for this API key.`, {
-        param: 'task_id',
-      });
+    if (!task) throw notFound(taskId);
     return task;
   }
 
   async present(task: TaskRecord): Promise<PublicTask> {
     return toPublicTask(task, task.status === 'completed' ? await this.#resultUrl(task.id) : undefined);
   }
+}
+
+function notFound(taskId: string): ApiError {
+  return new ApiError('task_not_found', `No task ${taskId} exists for this API key.`, { param: 'task_id' });
 }

@@ -35,6 +35,36 @@ describe('loadConfig', () => {
     assert.equal(config.leaseMs, 5000);
   });
 
+  it('reads the limits, with their defaults', () => {
+    const defaults = loadConfig({}, '/srv/app');
+    assert.equal(defaults.rateLimitPerMinute, 600);
+    assert.equal(defaults.rateLimitWindowMs, 60_000);
+    assert.equal(defaults.maxQueuedTasks, 10_000);
+    assert.equal(defaults.maxActiveTasksPerAccount, 0);
+    assert.equal(defaults.maxBodyBytes, 20 * 1024 * 1024);
+    assert.equal(defaults.maxOtherBodyBytes, 64 * 1024);
+    const set = loadConfig({
+      VIDEOGEN_RATE_LIMIT_PER_MINUTE: '0',
+      VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS: '10',
+      VIDEOGEN_MAX_QUEUED_TASKS: '0',
+      VIDEOGEN_MAX_ACTIVE_TASKS_PER_ACCOUNT: '4',
+      VIDEOGEN_MAX_OTHER_BODY_KB: '16',
+    });
+    assert.equal(set.rateLimitPerMinute, 0);
+    assert.equal(set.rateLimitWindowMs, 10_000);
+    assert.equal(set.maxQueuedTasks, 0);
+    assert.equal(set.maxActiveTasksPerAccount, 4);
+    assert.equal(set.maxOtherBodyBytes, 16 * 1024);
+    assert.throws(
+      () => loadConfig({ VIDEOGEN_RATE_LIMIT_PER_MINUTE: '-1' }),
+      /VIDEOGEN_RATE_LIMIT_PER_MINUTE/,
+    );
+    assert.throws(
+      () => loadConfig({ VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS: '0' }),
+      /VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS/,
+    );
+  });
+
   it('names the variable that is wrong', () => {
     assert.throws(
       () => loadConfig({ VIDEOGEN_PORT: 'eighty' }),

@@ -29,6 +29,8 @@ const PARAMS: GenerationParams = {
 const TABLES = [
   'accounts',
   'api_keys',
+  'files',
+  'idempotency_keys',
   'kysely_migration',
   'kysely_migration_lock',
   'secrets',

@@ -428,6 +428,85 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(new Set(again.map((task) => task.id)), ids);
           for (const task of again) assert.deepEqual(await mustGet(store, task.id), task);
         }));
+
+      it('holds an account at its processing cap: its further tasks stay pending, others are claimed', () =>
+        withStore(async (store, clock) => {
+          const capped = await newScope(store);
+          const other = await newScope(store);
+          const claimCapped = (workerId: string) =>
+            store.claimTask({ workerId, leaseMs: LEASE, maxAttempts: 3, maxActivePerAccount: 1 });
+          const [firstId, secondId, theirsId] = descendingIds(3);
+          const first = await addTask(store, capped, TEXT, firstId);
+          clock.now += 1;
+          const second = await addTask(store, capped, IMAGE, secondId);
+          clock.now += 1;
+          const theirs = await addTask(store, other, TEXT, theirsId);
+          clock.now += 1;
+          // The cap is the account's, across environments and models.
+          const production = await addTask(store, { ...capped, environment: 'production' }, TEXT);
+
+          const running = await claimCapped('w-1');
+          assert.equal(running?.id, first.id);
+          assert.equal((await claimCapped('w-2'))?.id, theirs.id, "the capped account's next task waits");
+          assert.equal(await claimCapped('w-3'), undefined);
+          assert.equal((await mustGet(store, second.id)).status, 'pending');
+          assert.equal((await mustGet(store, production.id)).status, 'pending');
+          assert.equal(await store.countPendingTasks(), 2);
+
+          // A higher cap, or none, lets the next one through.
+          const raised = await store.claimTask({
+            workerId: 'w-3',
+            leaseMs: LEASE,
+            maxAttempts: 3,
+            maxActivePerAccount: 2,
+          });
+          assert.equal(raised?.id, second.id);
+          assert.ok(raised && (await store.releaseTask(claimOf(raised))));
+
+          // When the running task ends, the oldest waiting one is claimed.
+          assert.ok(running && (await store.completeTask(claimOf(running), 'results/first.mp4')));
+          const next = await claimCapped('w-3');
+          assert.equal(next?.id, second.id);
+          assert.equal(await claimCapped('w-4'), undefined);
+          assert.ok(
+            next && (await store.failTask(claimOf(next), { code: 'generation_failed', message: 'x' })),
+          );
+          assert.equal((await claimCapped('w-4'))?.id, production.id);
+
+          // An expired lease is claimed again, cap or not: that replaces the run rather than adding one.
+          const added = await addTask(store, capped, TEXT);
+          clock.now += LEASE + 1;
+          const retried = await claimCapped('w-5');
+          assert.equal(retried?.id, theirs.id);
+          assert.equal(retried?.attempts, 2);
+          const again = await claimCapped('w-5');
+          assert.equal(again?.id, production.id);
+          assert.equal(again?.attempts, 2);
+          assert.equal(await claimCapped('w-5'), undefined);
+          assert.equal((await mustGet(store, added.id)).status, 'pending');
+        }));
+
+      it('never lets concurrent claims take an account past its cap', () =>
+        withStore(async (store) => {
+          const scopes = [await newScope(store), await newScope(store), await newScope(store)];
+          for (let i = 0; i < 4; i++) for (const scope of scopes) await addTask(store, scope);
+          const claimed = await Promise.all(
+            Array.from({ length: 10 }, (_, i) =>
+              store.claimTask({ workerId: `w-${i}`, leaseMs: LEASE, maxAttempts: 3, maxActivePerAccount: 2 }),
+            ),
+          );
+          const perAccount = new Map<string, number>();
+          for (const task of claimed) {
+            if (task) perAccount.set(task.accountId, (perAccount.get(task.accountId) ?? 0) + 1);
+          }
+          for (const [accountId, count] of perAccount)
+            assert.ok(count <= 2, `${accountId}: ${count} claimed`);
+          // Every slot the cap allows gets filled eventually.
+          const late = () =>
+            store.claimTask({ workerId: 'w-late', leaseMs: LEASE, maxAttempts: 3, maxActivePerAccount: 2 });
+          while (await late());
+          assert.equal(await store.countPendingTasks(), 12 - 6);
+        }));
     });
 
     describe('fenced writes', () => {
@@ -642,6 +721,231 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           const live = await mustGet(store, c.id);
           assert.equal(live.status, 'processing');
           assert.equal(live.leaseOwner, 'w-2');
+        }));
+    });
+
+    describe('listing, cancelling and deleting', () => {
+      it("lists a scope's tasks newest first in pages, with filters", () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const other = await newScope(store);
+          const created: TaskRecord[] = [];
+          for (let i = 0; i < 5; i++) {
+            clock.now = T0 + i * 1000;
+            created.push(await addTask(store, scope, i % 2 === 0 ? TEXT : IMAGE));
+          }
+          // Two tasks in the same millisecond: the id breaks the tie, and a page boundary between them holds.
+          clock.now = T0 + 4000;
+          created.push(await addTask(store, scope));
+          await addTask(store, other);
+          const newestFirst = [...created].sort(
+            (a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1),
+          );
+
+          const seen: string[] = [];
+          let after: { createdAt: number; id: string } | undefined;
+          for (let page = 0; page < 10; page++) {
+            const { tasks, hasMore } = await store.listTasks(scope, {
+              limit: 2,
+              ...(after ? { after } : {}),
+            });
+            seen.push(...tasks.map((t) => t.id));
+            const last = tasks.at(-1);
+            if (!hasMore || !last) break;
+            after = { createdAt: last.createdAt, id: last.id };
+          }
+          assert.deepEqual(
+            seen,
+            newestFirst.map((t) => t.id),
+            'every task once, newest first, none of the other scope',
+          );
+
+          const images = await store.listTasks(scope, { limit: 100, model: IMAGE });
+          assert.deepEqual(
+            images.tasks.map((t) => t.model),
+            [IMAGE, IMAGE],
+          );
+          const window = await store.listTasks(scope, {
+            limit: 100,
+            createdAfter: T0 + 1000,
+            createdBefore: T0 + 3000,
+          });
+          assert.deepEqual(
+            window.tasks.map((t) => t.createdAt),
+            [T0 + 2000, T0 + 1000],
+          );
+          await claim(store);
+          const processing = await store.listTasks(scope, { limit: 100, status: 'processing' });
+          assert.equal(processing.tasks.length, 1);
+          assert.equal(processing.hasMore, false);
+        }));
+
+      it('cancels pending and processing tasks once, fencing the worker out, and leaves final ones', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const started = await addTask(store, scope);
+          clock.now += 1;
+          const queued = await addTask(store, scope);
+          const claimed = await claim(store);
+          assert.equal(claimed?.id, started.id);
+          clock.now += 500;
+          const cancelled = await store.cancelTask(started.id, scope);
+          assert.equal(cancelled?.cancelled, true);
+          assert.equal(cancelled?.task.status, 'failed');
+          assert.deepEqual(cancelled?.task.error, { code: 'cancelled', message: 'The task was cancelled.' });
+          assert.equal(cancelled?.task.completedAt, clock.now);
+          assert.equal(
+            await store.completeTask(claimOf(claimed), 'results/x.mp4'),
+            false,
+            'the worker is fenced out',
+          );
+          assert.equal(await store.reportProgress(claimOf(claimed), 50), false);
+
+          const again = await store.cancelTask(started.id, scope);
+          assert.equal(again?.cancelled, false, 'a final task is not cancelled twice');
+          assert.equal(
+            (await store.cancelTask(queued.id, scope))?.cancelled,
+            true,
+            'a pending task is cancelled',
+          );
+          assert.equal(await claim(store), undefined, 'a cancelled task is never claimed');
+          assert.equal(
+            await store.cancelTask(queued.id, await newScope(store)),
+            undefined,
+            'other scopes see nothing',
+          );
+        }));
+
+      it('deletes final tasks with their callback log, and refuses running ones', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const task = await store.createTask({
+            ...scope,
+            id: newTaskId(),
+            model: TEXT,
+            params: { ...PARAMS, callback_url: 'https://hooks.example.com/x' },
+          });
+          const claimed = await claim(store);
+          assert.ok(claimed);
+          assert.equal((await store.deleteTask(task.id, scope))?.deleted, false, 'a processing task stays');
+          assert.ok(await store.completeTask(claimOf(claimed), 'results/x.mp4'));
+          assert.ok((await store.listDeliveries(task.id)).length > 0);
+          assert.equal(await store.deleteTask(task.id, await newScope(store)), undefined);
+          const deleted = await store.deleteTask(task.id, scope);
+          assert.equal(deleted?.deleted, true);
+          assert.equal(deleted?.task.resultKey, 'results/x.mp4');
+          assert.equal(await store.getTask(task.id), undefined);
+          assert.deepEqual(await store.listDeliveries(task.id), []);
+          assert.equal(await store.deleteTask(task.id, scope), undefined);
+        }));
+    });
+
+    describe('idempotent creation', () => {
+      it('creates once per key and scope, replays the same request, refuses another, and expires', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = (id = newTaskId()) => ({ ...scope, id, model: TEXT, params: PARAMS });
+          const key = { key: 'k-1', requestHash: 'hash-a', since: T0 - 1 };
+          const first = await store.createTaskOnce(task(), key);
+          const again = await store.createTaskOnce(task(), key);
+          assert.ok(
+            first.outcome === 'created' && again.outcome === 'replayed',
+            `${first.outcome}, ${again.outcome}`,
+          );
+          assert.equal(again.task.id, first.task.id);
+          assert.equal(
+            (await store.createTaskOnce(task(), { ...key, requestHash: 'hash-b' })).outcome,
+            'conflict',
+          );
+          const elsewhere = await store.createTaskOnce({ ...task(), ...(await newScope(store)) }, key);
+          assert.equal(elsewhere.outcome, 'created', 'keys belong to a scope');
+
+          clock.now = T0 + 1000;
+          const expired = await store.createTaskOnce(task(), {
+            ...key,
+            requestHash: 'hash-b',
+            since: T0 + 1,
+          });
+          assert.equal(expired.outcome, 'created', 'an expired key makes a new task');
+          assert.equal((await store.listTasks(scope, { limit: 100 })).tasks.length, 2);
+        }));
+
+      it('makes one task of concurrent creations with one key', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const results = await Promise.all(
+            Array.from({ length: 20 }, () =>
+              store.createTaskOnce(
+                { ...scope, id: newTaskId(), model: TEXT, params: PARAMS },
+                { key: 'race', requestHash: 'h', since: 0 },
+              ),
+            ),
+          );
+          assert.equal(results.filter((r) => r.outcome === 'created').length, 1);
+          assert.equal(results.filter((r) => r.outcome === 'replayed').length, 19);
+          assert.equal((await store.listTasks(scope, { limit: 100 })).tasks.length, 1);
+        }));
+    });
+
+    describe('retention', () => {
+      it('deletes final tasks that ended before the cut-off, oldest first, in batches', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const ended: TaskRecord[] = [];
+          for (let i = 0; i < 3; i++) {
+            const task = await store.createTask({
+              ...scope,
+              id: newTaskId(),
+              model: TEXT,
+              params: { ...PARAMS, callback_url: 'https://hooks.example.com/x' },
+            });
+            const claimed = await claim(store);
+            assert.equal(claimed?.id, task.id);
+            clock.now += 1000;
+            assert.ok(await store.completeTask(claimOf(claimed), `results/${task.id}.mp4`));
+            ended.push(task);
+          }
+          const running = await addTask(store, scope);
+          await claim(store);
+          const cutOff = clock.now;
+          assert.deepEqual(
+            (await store.deleteExpiredTasks(cutOff, 2)).map((t) => t.id),
+            ended.slice(0, 2).map((t) => t.id),
+          );
+          assert.deepEqual(await store.listDeliveries(ended[0]?.id ?? ''), []);
+          assert.deepEqual(
+            (await store.deleteExpiredTasks(cutOff, 2)).map((t) => t.id),
+            [],
+            'the last ended at the cut-off',
+          );
+          assert.equal((await store.deleteExpiredTasks(cutOff + 1, 10)).length, 1);
+          assert.ok(await store.getTask(running.id), 'a running task is never expired');
+        }));
+    });
+
+    describe('uploaded files', () => {
+      it('records a file for its scope only', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const file = {
+            id: 'file-0123456789abcdef0123456789abcdef',
+            accountId: scope.accountId,
+            environment: scope.environment,
+            kind: 'image' as const,
+            contentType: 'image/png',
+            filename: 'ünïcödé.png',
+            bytes: 3_000_000_000,
+          };
+          assert.deepEqual(await store.createFile(file), { ...file, createdAt: clock.now });
+          assert.deepEqual(await store.getFile(file.id, scope), { ...file, createdAt: clock.now });
+          assert.equal(await store.getFile(file.id, await newScope(store)), undefined);
+          assert.equal(await store.getFile(file.id, { ...scope, environment: 'production' }), undefined);
+          assert.deepEqual(await store.deleteExpiredFiles(clock.now, 10), [], 'created at the cut-off: kept');
+          assert.deepEqual(
+            (await store.deleteExpiredFiles(clock.now + 1, 10)).map((f) => f.id),
+            [file.id],
+          );
+          assert.equal(await store.getFile(file.id, scope), undefined);
         }));
     });
 

@@ -4,12 +4,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import { newWebhookSecret } from '../src/domain/identifiers.js';
-import {
-  DEFAULT_RETRY_POLICY,
-  MAX_RETRY_AFTER_MS,
-  parseRetryAfter,
-  retryDelay,
-} from '../src/webhooks/retry-policy.js';
+import { parseRetryAfter } from '../src/outbound/retry-after.js';
+import { DEFAULT_RETRY_POLICY, MAX_RETRY_AFTER_MS, retryDelay } from '../src/webhooks/retry-policy.js';
 import { signatureHeader } from '../src/webhooks/webhook-signature.js';
 
 const HOUR = 3_600_000;

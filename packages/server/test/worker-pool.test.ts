@@ -96,6 +96,7 @@ const final = (task: TaskRecord) => task.status === 'completed' || task.status =
 /** An engine that writes a small file after reporting some progress. */
 const writingEngine: Engine = {
   name: 'writing',
+  async check() {},
   async render(job: RenderJob, context: RenderContext) {
     context.onProgress(0.5);
     await writeFile(job.outputPath, Buffer.alloc(2048, 7));
@@ -107,6 +108,7 @@ const writingEngine: Engine = {
 function hangingEngine(aborted: unknown[]): Engine {
   return {
     name: 'hanging',
+    async check() {},
     render(_job, context) {
       return new Promise((_resolve, reject) => {
         context.onProgress(0.2);
@@ -134,6 +136,7 @@ describe('worker pool', () => {
   it('fails with the code and message of a TaskFailure', async () => {
     const engine: Engine = {
       name: 'refusing',
+      async check() {},
       async render() {
         throw new TaskFailure('invalid_asset', 'image_urls[0]: not an image');
       },
@@ -147,6 +150,7 @@ describe('worker pool', () => {
   it('fails with generation_failed, without internals, when an engine throws anything else', async () => {
     const engine: Engine = {
       name: 'crashing',
+      async check() {},
       async render() {
         throw new Error('segfault at 0xdeadbeef in /opt/secret/path');
       },
@@ -158,7 +162,7 @@ describe('worker pool', () => {
   });
 
   it('fails with generation_failed when an engine reports success but writes nothing', async () => {
-    (await setUp({ name: 'idle', async render() {} })).start();
+    (await setUp({ name: 'idle', async check() {}, async render() {} })).start();
     const task = await until(await createTask(), final);
     assert.equal(task.error?.code, 'generation_failed');
   });

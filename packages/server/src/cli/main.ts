@@ -1,6 +1,7 @@
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
 import { ConfigError, ROLES, type Role } from '../config.js';
+import { enginesCommand } from './engines-command.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
 import { webhooksCommand } from './webhooks-command.js';
@@ -18,6 +19,8 @@ Commands:
   webhooks rotate-secret [--account ID]   Make a new signing secret and print it; the old one signs
                                           beside it for 24 hours
   webhooks deliveries TASK_ID [--json]    Show a task's callback deliveries and every attempt
+  engines check [--json]                  Test every engine of VIDEOGEN_ENGINES_FILE (or the built-in
+                                          local engine): exit status 1 if any is not ready
 
 Configuration comes from VIDEOGEN_* environment variables; see .env.example.`;
 
@@ -40,6 +43,8 @@ async function main(argv: string[]): Promise<number> {
       return keysCommand(rest);
     case 'webhooks':
       return webhooksCommand(rest);
+    case 'engines':
+      return enginesCommand(rest);
     case undefined:
     case 'help':
     case '--help':

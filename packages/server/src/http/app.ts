@@ -3,8 +3,14 @@
  * An API process serves everything; a worker process only its health checks.
  */
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, {
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
 import type { Logger } from 'pino';
+import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
@@ -12,24 +18,35 @@ import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
 import { createAuthenticator } from './authentication.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { openApiRoutes, registerOpenApi } from './openapi.js';
+import { type RateLimitSettings, withRateLimit } from './rate-limit.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { fileRoutes } from './routes/files.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { resultRoutes } from './routes/results.js';
+import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
 
 export interface ApiDependencies {
   readonly tasks: TaskService;
   readonly links: ResultLinks;
   readonly storage: Storage;
+  /** Uploads (`/v1/files`). */
+  readonly files?: FileService;
 }
 
 export interface AppDependencies {
   readonly store: Store;
   readonly metrics: Metrics;
   readonly logger: Logger;
+  /** Largest body of task creation (inline `data:` assets count). */
   readonly maxBodyBytes: number;
+  /** Largest body of every other route; 64 KiB when absent. */
+  readonly maxOtherBodyBytes?: number;
+  /** The per-key request rate limit; off when absent. */
+  readonly rateLimit?: RateLimitSettings;
   readonly isDraining: () => boolean;
   /** The public API; a worker process leaves it out and serves only its health checks. */
   readonly api?: ApiDependencies;
@@ -40,15 +57,33 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     loggerInstance: deps.logger,
     // Fastify's own two lines per request are off: the onResponse hook below writes one.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
-    bodyLimit: deps.maxBodyBytes,
+    // Small for every route; task creation raises it to `maxBodyBytes` for itself.
+    bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024,
     genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
 
+  // One line per request. The path is logged without its query string: result links carry signatures.
+  const logRequest = (request: FastifyRequest, reply: FastifyReply, closedEarly: boolean) =>
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: closedEarly && !reply.raw.headersSent ? undefined : reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        key_id: request.principal?.keyId,
+        ...(closedEarly ? { closed_early: true } : {}),
+      },
+      'request',
+    );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // onResponse runs only for answers sent to their end: one the client cut off (an event stream it stopped
+    // reading, an abandoned download) gets its line here.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) logRequest(request, reply, true);
+    });
   });
-  // One line per request. The path is logged without its query string: result links carry signatures.
   app.addHook('onResponse', async (request, reply) => {
     deps.metrics.httpDuration.observe(
       {
@@ -58,29 +93,32 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       },
       reply.elapsedTime / 1000,
     );
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime),
-        key_id: request.principal?.keyId,
-      },
-      'request',
-    );
+    logRequest(request, reply, false);
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
 
-  healthRoutes(app, { store: deps.store, isDraining: deps.isDraining });
-  metricsRoutes(app, { metrics: deps.metrics });
   const { api } = deps;
-  if (api) {
-    const authenticate = createAuthenticator(deps.store);
-    generationRoutes(app, { tasks: api.tasks, authenticate });
-    taskRoutes(app, { tasks: api.tasks, authenticate });
-    deliveryRoutes(app, { tasks: api.tasks, authenticate });
-    resultRoutes(app, { links: api.links, storage: api.storage });
-  }
+  // @fastify/swagger learns the routes from an onRoute hook, so it comes first and the routes are added in a
+  // plugin registered after it (a route added directly on `app` here would be missing from /openapi.json).
+  if (api) registerOpenApi(app);
+  app.register(async (routes) => {
+    healthRoutes(routes, { store: deps.store, isDraining: deps.isDraining });
+    metricsRoutes(routes, { metrics: deps.metrics });
+    if (api) {
+      const authenticate = withRateLimit(
+        routes,
+        createAuthenticator(deps.store),
+        deps.rateLimit ?? { perMinute: 0, windowMs: 60_000 },
+      );
+      generationRoutes(routes, { tasks: api.tasks, authenticate, maxBodyBytes: deps.maxBodyBytes });
+      taskRoutes(routes, { tasks: api.tasks, authenticate });
+      taskEventRoutes(routes, { tasks: api.tasks, authenticate });
+      deliveryRoutes(routes, { tasks: api.tasks, authenticate });
+      if (api.files) fileRoutes(routes, { files: api.files, authenticate });
+      resultRoutes(routes, { links: api.links, storage: api.storage });
+      openApiRoutes(routes);
+    }
+  });
   return app;
 }

@@ -15,13 +15,28 @@ const FRAMEWORK_ERRORS: Record<string, ApiErrorCode> = {
   FST_ERR_VALIDATION: 'invalid_parameter',
 };
 
-function toApiError(error: FastifyError): ApiError | undefined {
+/** `20 MB`, `64 KB`: body limits as the docs and settings give them. */
+function describeBytes(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
+}
+
+function toApiError(error: FastifyError, request: FastifyRequest): ApiError | undefined {
   if (error instanceof ApiError) return error;
   const code = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
   if (code === 'unsupported_media_type') {
     return new ApiError(code, 'Send the request body as JSON with Content-Type: application/json.');
   }
-  if (code === 'payload_too_large') return new ApiError(code, 'The request body is too large.');
+  if (code === 'payload_too_large') {
+    const limit = request.routeOptions.bodyLimit;
+    return new ApiError(
+      code,
+      limit
+        ? `The request body is larger than this endpoint accepts (${describeBytes(limit)}).`
+        : 'The request body is too large.',
+    );
+  }
   if (code === 'invalid_json' || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new ApiError('invalid_json', 'The request body is not valid JSON.');
   }
@@ -47,7 +62,7 @@ export function errorHandler(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
-  const known = toApiError(error);
+  const known = toApiError(error, request);
   if (known) return sendError(reply, known);
   request.log.error({ err: error }, 'unhandled error');
   return sendError(reply, new ApiError('internal_error', 'The server failed to handle this request.'));

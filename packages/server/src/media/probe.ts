@@ -14,6 +14,9 @@ export interface ProbedStream {
   /** Frames per second, for video streams. */
   readonly frameRate?: number;
   readonly frames?: number;
+  /** Samples per second and channel count, for audio streams. */
+  readonly sampleRate?: number;
+  readonly channels?: number;
 }
 
 export interface ProbeResult {
@@ -34,6 +37,8 @@ interface RawProbe {
     pix_fmt?: string;
     avg_frame_rate?: string;
     nb_frames?: string;
+    sample_rate?: string;
+    channels?: number;
   }[];
 }
 
@@ -63,6 +68,8 @@ export async function probe(path: string, signal?: AbortSignal): Promise<ProbeRe
       pixelFormat: s.pix_fmt,
       frameRate: rate(s.avg_frame_rate),
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
+      sampleRate: s.sample_rate ? Number(s.sample_rate) : undefined,
+      channels: s.channels,
     })),
   };
 }

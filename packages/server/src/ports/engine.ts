@@ -1,7 +1,9 @@
 /**
  * The `Engine` port: turns one generation into an MP4 file. Engines never touch the store; the runner
  * hands them downloaded assets and an output path, and reads progress and failures back.
- * Implementations: `local` (procedural renderer); exec, openai, comfyui and relay follow.
+ * Implementations: `local` (procedural renderer), `exec` (a command-line generator), `openai` (an
+ * OpenAI-style `/v1/videos` server), `comfyui` (a ComfyUI workflow), `relay` (another server of this API);
+ * `engines/engines-file.ts` chooses one per model ID.
  */
 import type { FrameSize } from '../domain/frame-size.js';
 import type { GenerationParams } from '../domain/generation-request.js';
@@ -40,6 +42,8 @@ export interface RenderJob {
 export interface RenderContext {
   /** Aborted on cancel, lost lease or shutdown: stop promptly and reject. */
   readonly signal: AbortSignal;
+  /** When the task's time limit runs out (epoch ms); the signal aborts then. Retries must not outlast it. */
+  readonly deadline: number;
   /** Fraction 0..1 of the render done. */
   onProgress(fraction: number): void;
 }
@@ -48,6 +52,11 @@ export interface Engine {
   readonly name: string;
   /** Throws `TaskFailure` for failures the client should see; anything else is `generation_failed`. */
   render(job: RenderJob, context: RenderContext): Promise<void>;
+  /**
+   * Whether the engine can work now: its server answers, its command and files exist. Rejects with an Error
+   * whose message says what is wrong (and never contains a secret). `videogen engines check` calls it.
+   */
+  check(signal: AbortSignal): Promise<void>;
 }
 
 /** Frames per second of every result (decisions.md §6). */

@@ -12,6 +12,8 @@ import type {
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+import type { TaskListQuery } from '../domain/task-list-query.js';
+import type { FileRecord } from '../domain/uploaded-file.js';
 
 export interface Account {
   readonly id: string;
@@ -49,6 +51,11 @@ export interface ClaimOptions {
   readonly leaseMs: number;
   /** Claim only these models; all models when absent. */
   readonly models?: readonly ModelId[];
+  /**
+   * Leave pending the tasks of an account with this many tasks `processing` (any model, any environment),
+   * until one of them ends; 0 or absent: no cap. Expired leases are still claimed again: that replaces a run.
+   */
+  readonly maxActivePerAccount?: number;
 }
 
 /** A claim on a task: fenced writes name the attempt they belong to. */
@@ -108,6 +115,28 @@ export interface QueueStats {
   readonly pendingDeliveries: number;
 }
 
+export type { TaskListQuery };
+
+export interface TaskList {
+  readonly tasks: TaskRecord[];
+  readonly hasMore: boolean;
+}
+
+/** What `createTaskOnce` did: made the task, found the one the key made before, or found a different request. */
+export type IdempotentCreation =
+  | { readonly outcome: 'created' | 'replayed'; readonly task: TaskRecord }
+  | { readonly outcome: 'conflict' };
+
+export interface CancelOutcome {
+  readonly cancelled: boolean;
+  readonly task: TaskRecord;
+}
+
+export interface DeleteOutcome {
+  readonly deleted: boolean;
+  readonly task: TaskRecord;
+}
+
 export interface Store {
   /** Applies pending numbered migrations. */
   migrate(): Promise<void>;
@@ -131,6 +160,34 @@ export interface Store {
   createTask(task: NewTask): Promise<TaskRecord>;
   /** A task visible to `scope`, or any task when `scope` is absent (workers). */
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined>;
+  /**
+   * `createTask` under an idempotency key of the task's scope: the first creation with the key (or the first
+   * since `since`, epoch ms) makes the task; later ones with the same request hash get that task back, with
+   * another hash `conflict`. Concurrent creations with one key make one task.
+   */
+  createTaskOnce(
+    task: NewTask,
+    idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
+  ): Promise<IdempotentCreation>;
+  createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord>;
+  /** Deletes up to `limit` uploaded files created before `createdBefore` (epoch ms) and returns them (retention). */
+  deleteExpiredFiles(createdBefore: number, limit: number): Promise<FileRecord[]>;
+  /** An uploaded file of `scope`. */
+  getFile(id: string, scope: TaskScope): Promise<FileRecord | undefined>;
+  /** A page of the scope's tasks, newest first. */
+  listTasks(scope: TaskScope, query: TaskListQuery): Promise<TaskList>;
+  /**
+   * Fails a pending or processing task with `cancelled` and queues its callback; a final task is returned
+   * unchanged with `cancelled: false`. Undefined when the scope has no such task.
+   */
+  cancelTask(id: string, scope: TaskScope): Promise<CancelOutcome | undefined>;
+  /**
+   * Deletes up to `limit` final tasks that ended before `completedBefore` (epoch ms), with their callback
+   * logs, and returns them so that their files can be deleted too (retention).
+   */
+  deleteExpiredTasks(completedBefore: number, limit: number): Promise<TaskRecord[]>;
+  /** Deletes a final task and its callback log; a running one is returned with `deleted: false`. */
+  deleteTask(id: string, scope: TaskScope): Promise<DeleteOutcome | undefined>;
 
   /**
    * Claims the oldest pending task, or a processing one whose lease expired and that has attempts left,

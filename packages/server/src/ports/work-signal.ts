@@ -11,8 +11,11 @@
  * LISTEN/NOTIFY, across processes and machines).
  */
 
-/** What kind of work: tasks to claim (worker pools) or callbacks to send (webhook dispatchers). */
-export const WORK_TOPICS = ['tasks', 'deliveries'] as const;
+/**
+ * What kind of work: tasks to claim (worker pools), callbacks to send (webhook dispatchers), or cancelled
+ * tasks whose renders should stop (worker pools).
+ */
+export const WORK_TOPICS = ['tasks', 'deliveries', 'cancellations'] as const;
 export type WorkTopic = (typeof WORK_TOPICS)[number];
 
 /** Called with no arguments: there is nothing to pass on but "look again". It must not block or throw. */

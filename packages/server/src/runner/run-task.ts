@@ -36,7 +36,7 @@ export interface RunTaskDependencies {
 }
 
 /** Why a run was stopped from outside. */
-export type StopReason = 'shutdown' | 'lease_lost' | 'timeout';
+export type StopReason = 'shutdown' | 'lease_lost' | 'timeout' | 'cancelled';
 
 export class RunStopped extends Error {
   readonly reason: StopReason;
@@ -134,7 +134,11 @@ async function execute(
 
     await engine.render(
       { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets, outputPath, workDir },
-      { signal, onProgress: (fraction) => progress.update('render', fraction) },
+      {
+        signal,
+        deadline: started + deps.taskTimeoutMs,
+        onProgress: (fraction) => progress.update('render', fraction),
+      },
     );
     signal.throwIfAborted();
     const output = await stat(outputPath).catch(() => undefined);
@@ -156,6 +160,9 @@ async function execute(
     if (reason === 'shutdown') {
       await deps.store.releaseTask(claim);
       log.info('task released at shutdown');
+    } else if (reason === 'cancelled') {
+      // The cancel already failed the task (and queued its callback); this run only lets go.
+      log.info('task cancelled; render stopped');
     } else if (reason === 'lease_lost') {
       deps.metrics?.leasesLost.inc();
       log.warn('lease lost; another worker may take the task');

@@ -11,6 +11,8 @@ import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.
 export interface WorkerPoolOptions extends RunTaskDependencies {
   readonly concurrency: number;
   readonly maxAttempts: number;
+  /** Tasks of an account with this many processing stay pending until one ends; 0 or absent: no cap. */
+  readonly maxActivePerAccount?: number;
   readonly pollIntervalMs?: number;
 }
 
@@ -57,6 +59,21 @@ export class WorkerPool {
     wake?.();
   }
 
+  /**
+   * Some task may have been cancelled (here or in another process): stop every run whose task is no longer
+   * processing under this pool's claim, so its slot takes the next task at once rather than when the
+   * heartbeat would notice.
+   */
+  async checkCancellations(): Promise<void> {
+    await Promise.all(
+      [...this.#running].map(async (running) => {
+        const task = await this.#options.store.getTask(running.taskId).catch(() => undefined);
+        if (task && (task.status !== 'processing' || task.leaseOwner !== this.workerId))
+          running.stop('cancelled');
+      }),
+    );
+  }
+
   get activeTasks(): number {
     return this.#running.size;
   }
@@ -78,6 +95,7 @@ export class WorkerPool {
 
   async #slot(): Promise<void> {
     const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
+    const { maxActivePerAccount = 0 } = this.#options;
     while (!this.#stopping) {
       const notificationsBefore = this.#notifications;
       let task: Awaited<ReturnType<typeof store.claimTask>>;
@@ -87,6 +105,7 @@ export class WorkerPool {
           leaseMs,
           maxAttempts,
           models: engines.models(),
+          ...(maxActivePerAccount > 0 && { maxActivePerAccount }),
         });
       } catch (error) {
         logger.error({ err: error }, 'claiming a task failed');

@@ -3,6 +3,7 @@ import type { ColumnType } from 'kysely';
 import type { DeliveryEvent, DeliveryStatus } from '../domain/delivery.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskStatus } from '../domain/task.js';
+import type { UploadKind } from '../domain/uploaded-file.js';
 import type { TaskErrorCode } from '../errors.js';
 
 /** Epoch milliseconds in a `bigint` column: better-sqlite3 returns a number, pg a string. */
@@ -87,6 +88,27 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+export interface IdempotencyKeysTable {
+  account_id: string;
+  environment: Environment;
+  key: string;
+  /** SHA-256 (hex) of the request the key first came with. */
+  request_hash: string;
+  task_id: string;
+  created_at: Millis;
+}
+
+export interface FilesTable {
+  id: string;
+  account_id: string;
+  environment: Environment;
+  kind: UploadKind;
+  content_type: string;
+  filename: string;
+  bytes: Millis;
+  created_at: Millis;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -95,4 +117,6 @@ export interface Database {
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  files: FilesTable;
 }

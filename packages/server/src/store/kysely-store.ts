@@ -10,21 +10,28 @@ import type {
   NewDelivery,
 } from '../domain/delivery.js';
 import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+import type { FileRecord } from '../domain/uploaded-file.js';
 import type {
   Account,
   ApiKeyRecord,
+  CancelOutcome,
   Claim,
   ClaimOptions,
+  DeleteOutcome,
   DeliveryClaim,
   DeliveryClaimOptions,
   DeliveryOutcome,
+  IdempotentCreation,
   NewApiKey,
   NewTask,
   QueueStats,
   Store,
+  TaskList,
+  TaskListQuery,
   WebhookSecret,
 } from '../ports/store.js';
 import type { Database } from './database-schema.js';
+import { cancelTask } from './operations/cancel-task.js';
 import { claimDeliveries } from './operations/claim-deliveries.js';
 import { claimTask } from './operations/claim-task.js';
 import { completeTask } from './operations/complete-task.js';
@@ -33,16 +40,23 @@ import { countPendingTasks } from './operations/count-pending-tasks.js';
 import { createAccount } from './operations/create-account.js';
 import { createApiKey } from './operations/create-api-key.js';
 import { createDelivery } from './operations/create-delivery.js';
+import { createFile } from './operations/create-file.js';
 import { createTask } from './operations/create-task.js';
+import { createTaskOnce } from './operations/create-task-once.js';
+import { deleteExpiredFiles } from './operations/delete-expired-files.js';
+import { deleteExpiredTasks } from './operations/delete-expired-tasks.js';
+import { deleteTask } from './operations/delete-task.js';
 import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
 import { failTask } from './operations/fail-task.js';
 import { findActiveApiKey } from './operations/find-active-api-key.js';
 import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
+import { getFile } from './operations/get-file.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
 import { getTask } from './operations/get-task.js';
 import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
+import { listTasks } from './operations/list-tasks.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
 import { releaseDelivery } from './operations/release-delivery.js';
@@ -116,6 +130,41 @@ export abstract class KyselyStore implements Store {
 
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
     return getTask(this.db, id, scope);
+  }
+
+  createTaskOnce(
+    task: NewTask,
+    idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
+  ): Promise<IdempotentCreation> {
+    return createTaskOnce(this.db, task, idempotency, this.now());
+  }
+
+  createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord> {
+    return createFile(this.db, file, this.now());
+  }
+
+  deleteExpiredFiles(createdBefore: number, limit: number): Promise<FileRecord[]> {
+    return deleteExpiredFiles(this.db, createdBefore, limit);
+  }
+
+  getFile(id: string, scope: TaskScope): Promise<FileRecord | undefined> {
+    return getFile(this.db, id, scope);
+  }
+
+  listTasks(scope: TaskScope, query: TaskListQuery): Promise<TaskList> {
+    return listTasks(this.db, scope, query);
+  }
+
+  cancelTask(id: string, scope: TaskScope): Promise<CancelOutcome | undefined> {
+    return cancelTask(this.db, id, scope, this.now());
+  }
+
+  deleteExpiredTasks(completedBefore: number, limit: number): Promise<TaskRecord[]> {
+    return deleteExpiredTasks(this.db, completedBefore, limit);
+  }
+
+  deleteTask(id: string, scope: TaskScope): Promise<DeleteOutcome | undefined> {
+    return deleteTask(this.db, id, scope);
   }
 
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {

@@ -43,14 +43,3 @@ export function retryDelay(policy: RetryPolicy, attempt: number, retryAfterMs?: 
   const delay = Math.round(base * (1 + policy.jitter * (2 * random() - 1)));
   return retryAfterMs === undefined ? delay : Math.max(delay, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
 }
-
-/** `Retry-After` as milliseconds from `now`: delay-seconds or an HTTP date; undefined when absent or invalid. */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (!value) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * SECOND;
-  // Every HTTP date form starts with a day name; `Date.parse` alone would read "-5" as a year.
-  if (!/^[A-Za-z]{3}/.test(trimmed)) return undefined;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}

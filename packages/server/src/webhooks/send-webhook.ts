@@ -4,7 +4,7 @@
  */
 import { type Dispatcher, errors, request } from 'undici';
 import { OutboundBlockedError } from '../outbound/guarded-dispatcher.js';
-import { parseRetryAfter } from './retry-policy.js';
+import { parseRetryAfter } from '../outbound/retry-after.js';
 
 export interface WebhookRequest {
   readonly url: string;

@@ -2,6 +2,7 @@
 import { execFile } from 'node:child_process';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import type { FrameSize } from '../../src/domain/frame-size.js';
 import { ffmpegPath } from '../../src/media/ffmpeg-paths.js';
 import { type ProbedStream, probe } from '../../src/media/probe.js';
 
@@ -90,6 +91,75 @@ export async function framePixels(path: string, index: number, size = 32): Promi
   );
   if (stdout.length !== size * size * 3) throw new Error(`frame ${index} of ${path} was not decoded`);
   return stdout;
+}
+
+/** Frame `index` of a video as packed RGB of `size` (scaled by ffmpeg's default bicubic when it differs). */
+export async function fullFrame(path: string, index: number, size: FrameSize): Promise<Buffer> {
+  const { stdout } = await run(
+    ffmpegPath(),
+    [
+      ...['-v', 'error', '-nostdin', '-i', path],
+      ...[
+        '-vf',
+        `select=eq(n\\,${index}),scale=${size.width}:${size.height}`,
+        '-vsync',
+        '0',
+        '-frames:v',
+        '1',
+      ],
+      ...['-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    ],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  if (stdout.length !== size.width * size.height * 3)
+    throw new Error(`frame ${index} of ${path} was not decoded`);
+  return stdout;
+}
+
+export interface Region {
+  readonly x: number;
+  readonly y: number;
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Peak signal-to-noise ratio in dB of two packed RGB pictures `width` pixels wide, over `region` or all of them. */
+export function psnr(a: Buffer, b: Buffer, width: number, region?: Region): number {
+  const height = a.length / 3 / width;
+  const { x, y, width: w, height: h } = region ?? { x: 0, y: 0, width, height };
+  let sum = 0;
+  let count = 0;
+  for (let row = Math.max(0, Math.ceil(y)); row < Math.min(height, Math.floor(y + h)); row++) {
+    for (let col = Math.max(0, Math.ceil(x)); col < Math.min(width, Math.floor(x + w)); col++) {
+      for (let c = 0; c < 3; c++) {
+        const i = (row * width + col) * 3 + c;
+        const d = (a[i] ?? 0) - (b[i] ?? 0);
+        sum += d * d;
+        count++;
+      }
+    }
+  }
+  const mse = sum / count;
+  return mse === 0 ? Number.POSITIVE_INFINITY : 10 * Math.log10((255 * 255) / mse);
+}
+
+/** Mean absolute difference per channel of two packed pictures, 0..255. */
+export function meanDifference(a: Buffer, b: Buffer): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += Math.abs((a[i] ?? 0) - (b[i] ?? 0));
+  return sum / a.length;
+}
+
+/** Integrated loudness (EBU R128, LUFS) of the file's first audio stream, measured by ffmpeg's ebur128. */
+export async function integratedLoudness(path: string): Promise<number> {
+  const { stderr } = await run(ffmpegPath(), [
+    ...['-nostdin', '-hide_banner', '-i', path, '-map', '0:a:0'],
+    ...['-af', 'ebur128', '-f', 'null', '-'],
+  ]);
+  const values = [...stderr.matchAll(/I:\s+(-?[\d.]+) LUFS/g)].map((m) => Number(m[1]));
+  const last = values.at(-1);
+  if (last === undefined) throw new Error(`no loudness summary for ${path}`);
+  return last;
 }
 
 export async function frameMeanColour(path: string, index: number): Promise<Rgb> {

@@ -69,7 +69,8 @@ export async function startServer(
     printedKey: () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1],
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      const exited = once(child, 'exit');
+      // 'close' rather than 'exit': the log lines a test reads afterwards must all have arrived.
+      const exited = once(child, 'close');
       child.kill(signal);
       const [code] = (await exited) as [number | null];
       return code;

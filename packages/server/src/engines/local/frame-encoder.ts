@@ -1,18 +1,21 @@
 /**
  * Encodes raw RGBA frames written to ffmpeg's stdin into the result MP4 (decisions.md §6): H.264 yuv420p,
- * moov first, optional AAC soundtrack looped or trimmed to the video and faded out at the end.
+ * moov first, optional AAC soundtrack looped or trimmed to the video, loudness-normalised and faded out at the end.
  */
 import type { Writable } from 'node:stream';
+import type { FrameSize } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
-import { FfmpegProcess } from './ffmpeg-process.js';
+import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 
 export type EncoderPreset = 'ultrafast' | 'veryfast';
 
 export interface FrameEncoderOptions {
   readonly ffmpegPath: string;
   readonly outputPath: string;
-  readonly width: number;
-  readonly height: number;
+  /** The size of the frames written. */
+  readonly input: FrameSize;
+  /** The size of the video; frames of another size are scaled to it (bilinear). */
+  readonly output: FrameSize;
   readonly fps: number;
   readonly frameCount: number;
   readonly preset: EncoderPreset;
@@ -24,6 +27,8 @@ export interface FrameEncoderOptions {
 const ENCODER_THREADS = '2';
 const KEYFRAME_INTERVAL_SECONDS = 2;
 const MAX_FADE_OUT_SECONDS = 1;
+/** Integrated loudness the soundtrack is normalised to. */
+export const LOUDNESS_LUFS = -16;
 /** Frames node may queue ahead of ffmpeg before it waits: enough to overlap drawing with encoding. */
 const QUEUED_FRAMES = 2;
 
@@ -32,18 +37,31 @@ function seconds(value: number): string {
 }
 
 export function encoderArgs(options: FrameEncoderOptions): string[] {
-  const { width, height, fps, frameCount, preset, audioPath } = options;
+  const { input, output, fps, frameCount, preset, audioPath } = options;
   const duration = frameCount / fps;
   const args = ['-hide_banner', '-loglevel', 'error', '-nostats', '-y'];
-  args.push('-f', 'rawvideo', '-pix_fmt', 'rgba', '-s', `${width}x${height}`, '-framerate', String(fps));
+  args.push(
+    '-f',
+    'rawvideo',
+    '-pix_fmt',
+    'rgba',
+    '-s',
+    `${input.width}x${input.height}`,
+    '-framerate',
+    String(fps),
+  );
   args.push('-i', 'pipe:0');
   if (audioPath) {
     args.push('-stream_loop', '-1', '-t', seconds(duration), '-i', audioPath);
   }
+  const resize =
+    input.width === output.width && input.height === output.height
+      ? ''
+      : `w=${output.width}:h=${output.height}:flags=bilinear:`;
   args.push('-map', '0:v:0');
   args.push(
     '-vf',
-    'scale=out_color_matrix=bt709:out_range=tv,format=yuv420p',
+    `scale=${resize}out_color_matrix=bt709:out_range=tv,format=yuv420p`,
     '-c:v',
     'libx264',
     '-preset',
@@ -54,6 +72,10 @@ export function encoderArgs(options: FrameEncoderOptions): string[] {
     String(fps * KEYFRAME_INTERVAL_SECONDS),
     '-threads',
     ENCODER_THREADS,
+    // x264's lookahead thread, left to sync with the encoder threads on its own, makes frame-type decisions
+    // depend on timing: the same frames then encode to different bytes from run to run.
+    '-x264-params',
+    'sync-lookahead=0',
     '-pix_fmt',
     'yuv420p',
     '-colorspace',
@@ -77,11 +99,15 @@ export function encoderArgs(options: FrameEncoderOptions): string[] {
       '1:a:0',
       '-af',
       [
-        'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo',
+        'aformat=sample_fmts=fltp:channel_layouts=stereo',
         // apad then atrim: a soundtrack that could not be looped still ends exactly with the video.
         'apad',
         `atrim=0:${seconds(duration)}`,
+        // EBU R128 to -16 LUFS, the usual target for online video; loudnorm works at 192 kHz, hence aresample.
+        `loudnorm=I=${LOUDNESS_LUFS}:TP=-1.5:LRA=11`,
+        'aresample=48000',
         `afade=t=out:st=${seconds(duration - fade)}:d=${seconds(fade)}`,
+        'aformat=sample_fmts=fltp:sample_rates=48000:channel_layouts=stereo',
       ].join(','),
       '-c:a',
       'aac',
@@ -115,7 +141,7 @@ export class FrameEncoder {
   #stdinBroken = false;
 
   constructor(options: FrameEncoderOptions) {
-    this.#frameBytes = options.width * options.height * 4;
+    this.#frameBytes = options.input.width * options.input.height * 4;
     this.#process = new FfmpegProcess(options.ffmpegPath, encoderArgs(options), {
       stdin: true,
       stdout: false,

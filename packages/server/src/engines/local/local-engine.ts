@@ -6,12 +6,15 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TaskFailure } from '../../errors.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
+import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 import { probe } from '../../media/probe.js';
 import type { Engine, LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
+import { abortReason, untilAborted } from '../until-aborted.js';
+import { renderCaption } from './caption.js';
 import { FrameEncoder } from './frame-encoder.js';
 import { ImageScene } from './image-scene.js';
 import { ReferenceScene } from './reference-scene.js';
-import type { Scene, SceneSettings } from './scene.js';
+import { type Scene, type SceneSettings, sceneFrame } from './scene.js';
 import { assetLabel } from './still-image.js';
 import { TextScene } from './text-scene.js';
 
@@ -21,26 +24,6 @@ export interface LocalEngineOptions {
 }
 
 const PROGRESS_INTERVAL_MS = 250;
-
-function abortReason(signal: AbortSignal): unknown {
-  return signal.reason ?? new DOMException('The render was aborted.', 'AbortError');
-}
-
-/** Settles with `work`, or rejects as soon as `signal` aborts, whichever is first. */
-async function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  let onAbort: (() => void) | undefined;
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(abortReason(signal));
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([work, aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener('abort', onAbort);
-  }
-}
-
 async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<void> {
   let hasAudio: boolean;
   try {
@@ -63,12 +46,30 @@ export class LocalEngine implements Engine {
     this.#ffmpegPath = options.ffmpegPath;
   }
 
+  /** Checks that ffmpeg runs and the caption font loads. */
+  async check(signal: AbortSignal): Promise<void> {
+    const ffmpeg = new FfmpegProcess(this.#ffmpegPath ?? defaultFfmpegPath(), ['-hide_banner', '-version'], {
+      stdin: false,
+      stdout: false,
+    });
+    const onAbort = (): void => ffmpeg.kill();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const exit = await ffmpeg.exited;
+      signal.throwIfAborted();
+      if (exit.code !== 0) throw new Error(ffmpeg.describeExit(exit));
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    renderCaption('videogen', { width: 64, height: 36 });
+  }
+
   async render(job: RenderJob, context: RenderContext): Promise<void> {
     const { signal } = context;
     signal.throwIfAborted();
     const ffmpegPath = this.#ffmpegPath ?? defaultFfmpegPath();
     const settings: SceneSettings = {
-      frame: job.frame,
+      frame: sceneFrame(job.frame, job.model.fast),
       fps: job.fps,
       frameCount: Math.round(job.params.duration * job.fps),
       fast: job.model.fast,
@@ -98,8 +99,8 @@ export class LocalEngine implements Engine {
       encoder = new FrameEncoder({
         ffmpegPath,
         outputPath: job.outputPath,
-        width: job.frame.width,
-        height: job.frame.height,
+        input: settings.frame,
+        output: job.frame,
         fps: settings.fps,
         frameCount: settings.frameCount,
         preset: job.model.fast ? 'ultrafast' : 'veryfast',

@@ -53,7 +53,7 @@ const COLOUR_WORDS: Readonly<Record<string, readonly Hsl[]>> = {
   gray: [hsl(0, 0, 0.5)],
   grey: [hsl(0, 0, 0.5)],
   silver: [hsl(210, 0.08, 0.75)],
-  // Scene words that imply colours.
+  // Scene words that imply colours (SCENE_WORDS).
   sunset: [hsl(22, 0.95, 0.55), hsl(335, 0.75, 0.55), hsl(270, 0.55, 0.35)],
   sunrise: [hsl(35, 0.95, 0.6), hsl(350, 0.7, 0.7), hsl(200, 0.6, 0.65)],
   ocean: [hsl(205, 0.85, 0.4), hsl(178, 0.7, 0.45)],
@@ -92,16 +92,39 @@ export function words(prompt: string): string[] {
   return prompt.toLowerCase().match(/[a-z]+/g) ?? [];
 }
 
-function colourWordsIn(prompt: string): Hsl[] {
-  const found: Hsl[] = [];
+/** Scene words that imply colours ("sunset", "forest") rather than name one. */
+const SCENE_WORDS = new Set([
+  'sunset',
+  'sunrise',
+  'ocean',
+  'sea',
+  'forest',
+  'fire',
+  'flame',
+  'night',
+  'space',
+  'snow',
+  'ice',
+  'desert',
+  'sand',
+  'autumn',
+  'neon',
+  'grass',
+  'sky',
+]);
+
+/** The colours the prompt names ("red") and those its scene words imply ("sky"), each in prompt order. */
+function colourWordsIn(prompt: string): { named: Hsl[]; implied: Hsl[] } {
+  const named: Hsl[] = [];
+  const implied: Hsl[] = [];
   const seen = new Set<string>();
   for (const word of words(prompt)) {
     const colours = COLOUR_WORDS[word];
     if (!colours || seen.has(word)) continue;
     seen.add(word);
-    found.push(...colours);
+    (SCENE_WORDS.has(word) ? implied : named).push(...colours);
   }
-  return found.slice(0, MAX_ACCENTS);
+  return { named, implied };
 }
 
 function rotate(colour: Hsl, degrees: number): Hsl {
@@ -127,23 +150,21 @@ function schemeFromHash(hash: number): Hsl[] {
 
 export function paletteFromPrompt(prompt: string): Palette {
   const hash = hashString(prompt);
-  const named = colourWordsIn(prompt);
+  const { named, implied } = colourWordsIn(prompt);
   const promptWords = new Set(words(prompt));
   const wantsLight = [...LIGHT_WORDS].some((w) => promptWords.has(w));
   const wantsDark = [...DARK_WORDS].some((w) => promptWords.has(w));
   const light = wantsLight && !wantsDark;
 
-  let accents: Hsl[];
-  if (named.length === 0) {
-    accents = schemeFromHash(hash);
-  } else {
-    accents = [...named];
-    // One named colour alone is too flat: add its neighbours, the side chosen by the prompt's hash.
-    const [first] = named;
-    if (first && accents.length < 3) {
-      const turn = hash % 2 === 0 ? 1 : -1;
-      accents.push(rotate(first, turn * 25), withLightness(rotate(first, -turn * 15), first.l + 0.2));
-    }
+  // Colours the prompt names come first and set the background; colours its scene words imply follow.
+  let accents: Hsl[] = [...named, ...implied];
+  if (accents.length === 0) accents = schemeFromHash(hash);
+  const [first] = accents;
+  const turn = hash % 2 === 0 ? 1 : -1;
+  // One colour alone is too flat: its neighbours join it, the side chosen by the prompt's hash.
+  const neighbour = first ? rotate(first, turn * 25) : undefined;
+  if (first && neighbour && (named.length === 1 || accents.length < 3)) {
+    accents.splice(1, 0, neighbour, withLightness(rotate(first, -turn * 15), first.l + 0.2));
   }
 
   const main = accents[0] ?? hsl(hash % 360, 0.6, 0.5);

@@ -1,12 +1,13 @@
 /**
- * Reference mode: the reference images, then the reference videos, each shown in turn for an equal share
- * of the duration, fitted to the frame. Images drift slowly; videos play (looped if short). The standard
+ * Reference mode: the reference images and videos, each shown in turn for an equal share of the duration,
+ * fitted to the frame, in the order the prompt mentions them (prompt-mentions.ts), else images then videos. Images drift slowly; videos play (looped if short). The standard
  * variant crossfades between segments; the fast one cuts, so video frames pass straight to the encoder.
  */
 import { type Canvas, createCanvas, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
 import { TaskFailure } from '../../errors.js';
 import { probe } from '../../media/probe.js';
 import type { LocalAsset } from '../../ports/engine.js';
+import { mentionedOrder } from './prompt-mentions.js';
 import type { Scene, SceneSettings } from './scene.js';
 import { hashString, mixSeeds, SeededRandom } from './seeded-random.js';
 import {
@@ -95,13 +96,16 @@ export class ReferenceScene implements Scene {
   static async create(settings: SceneSettings, inputs: ReferenceSceneInputs): Promise<ReferenceScene> {
     const random = new SeededRandom(mixSeeds(settings.seed, hashString(settings.prompt)));
     const sources: (ImageSource | VideoSource)[] = [];
-    for (const asset of inputs.images) {
-      const drift = randomPushIn(random.fork(`image ${asset.index}`), settings.fast ? 0.05 : 0.07);
-      sources.push({ kind: 'image', still: await loadStill(asset, settings.frame), drift });
-    }
-    for (const asset of inputs.videos) {
-      await checkVideo(asset, inputs.signal);
-      sources.push({ kind: 'video', asset });
+    for (const slot of mentionedOrder(settings.prompt, inputs.images.length, inputs.videos.length)) {
+      const asset = (slot.kind === 'image' ? inputs.images : inputs.videos)[slot.index];
+      if (!asset) continue;
+      if (slot.kind === 'image') {
+        const drift = randomPushIn(random.fork(`image ${asset.index}`), settings.fast ? 0.05 : 0.07);
+        sources.push({ kind: 'image', still: await loadStill(asset, settings.frame), drift });
+      } else {
+        await checkVideo(asset, inputs.signal);
+        sources.push({ kind: 'video', asset });
+      }
     }
     if (sources.length === 0) {
       throw new TaskFailure(

@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { type Canvas, createCanvas, type Image, loadImage, type SKRSContext2D } from '@napi-rs/canvas';
 import type { FrameSize } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
+import { chooseFit, fitRect, type Rect } from '../../media/fit.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { chooseFit, fitRect, type Rect } from './fit.js';
 import type { SeededRandom } from './seeded-random.js';
 
 /** The most a drift zooms in; pictures are pre-scaled for it so zooming never upsamples a small copy. */

@@ -1,9 +1,10 @@
 /**
  * Text mode: an abstract animated scene from the prompt and seed. The prompt picks the colours and motifs
  * (rain, stars, waves…); the seed picks the shapes, their motion and a camera that moves to a new pose
- * every second.
+ * every second. The prompt itself is the caption.
  */
 import { type CanvasGradient, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { type Caption, drawCaption, renderCaption } from './caption.js';
 import { css, type Hsl, type Palette, paletteFromPrompt } from './palette.js';
 import { type Motif, motifsIn } from './prompt-motifs.js';
 import type { Scene, SceneSettings } from './scene.js';
@@ -79,6 +80,7 @@ export class TextScene implements Scene {
   readonly #particles: Particle[];
   readonly #gradientAngle: number;
   readonly #vignette: CanvasGradient | null;
+  readonly #caption: Caption | null;
 
   constructor(settings: SceneSettings) {
     this.#settings = settings;
@@ -94,6 +96,7 @@ export class TextScene implements Scene {
     this.#camera = this.#makeCamera(random.fork('camera'));
     this.#particles = this.#makeParticles(random.fork('particles'));
     this.#vignette = settings.fast ? null : this.#makeVignette();
+    this.#caption = renderCaption(settings.prompt, settings.frame);
   }
 
   #makeShapes(random: SeededRandom): Shape[] {
@@ -178,6 +181,7 @@ export class TextScene implements Scene {
       ctx.fillStyle = this.#vignette;
       ctx.fillRect(0, 0, this.#settings.frame.width, this.#settings.frame.height);
     }
+    drawCaption(ctx, this.#caption);
     return this.#pixels();
   }
 

@@ -6,9 +6,9 @@
 import type { Readable } from 'node:stream';
 import type { FrameSize } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
+import { FfmpegProcess } from '../../media/ffmpeg-process.js';
+import { ffmpegFitScaleExpression } from '../../media/fit.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { FfmpegProcess } from './ffmpeg-process.js';
-import { ffmpegFitScaleExpression } from './fit.js';
 import { assetLabel } from './still-image.js';
 
 export interface VideoFramesOptions {

@@ -2,22 +2,66 @@
  * `GET|HEAD /v1/results/{task_id}.mp4`: the result video behind a signed link (decisions.md §6).
  * The signature is the credential, so a browser or video player can fetch it without an API key.
  */
+import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import parseRange from 'range-parser';
 import { ApiError } from '../../errors.js';
 import type { Storage } from '../../ports/storage.js';
 import type { ResultLinks } from '../../result-links.js';
+import { errorResponses } from '../schemas.js';
 
 interface ResultRequest {
   Params: { file: string };
   Querystring: { expires?: string; signature?: string };
 }
 
+const VideoResponse = (description: string, headers: Record<string, TSchema> = {}) => ({
+  description,
+  headers: {
+    'content-length': Type.Integer({ minimum: 0 }),
+    'accept-ranges': Type.String({ description: '`bytes`.' }),
+    'last-modified': Type.String(),
+    'cache-control': Type.String(),
+    ...headers,
+  },
+  content: { 'video/mp4': { schema: Type.String({ format: 'binary' }) } },
+});
+
 export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; storage: Storage }) {
   // GET and HEAD declared together: Fastify's generated HEAD route would answer Content-Length: 0.
   app.route<ResultRequest>({
     method: ['GET', 'HEAD'],
     url: '/v1/results/:file',
+    schema: {
+      summary: 'Download a result video',
+      description:
+        "The link in a completed task's `results[0]`. Its query string is the credential (no API key), valid for " +
+        'at least `VIDEOGEN_RESULT_URL_TTL_SECONDS`. Supports `Range` requests.',
+      operationId: 'getResult',
+      tags: ['Results'],
+      params: Type.Object({
+        file: Type.String({
+          description: '`{task_id}.mp4`.',
+          examples: ['task-unified-01JD7V3Q6M8Z5S9K2T4W6Y8A0C.mp4'],
+        }),
+      }),
+      querystring: Type.Object({
+        expires: Type.Optional(Type.String({ description: 'Unix seconds; part of the signed link.' })),
+        signature: Type.Optional(Type.String({ description: 'Part of the signed link.' })),
+      }),
+      headers: Type.Object({
+        range: Type.Optional(Type.String({ description: 'One byte range, e.g. `bytes=0-1023`.' })),
+      }),
+      response: {
+        200: VideoResponse('The whole video.'),
+        206: VideoResponse('The requested range.', {
+          'content-range': Type.String({ description: '`bytes start-end/size`.' }),
+        }),
+        ...errorResponses('invalid_signature', 'not_found', 'range_not_satisfiable', 'internal_error'),
+      },
+    },
+    // The request schemas document; the handler checks, so that any bad link is 403 invalid_signature.
+    validatorCompiler: () => () => true,
     handler: async (request, reply) => {
       const taskId = request.params.file.replace(/\.mp4$/, '');
       const link = deps.links.verify(taskId, request.query.expires ?? '', request.query.signature ?? '');

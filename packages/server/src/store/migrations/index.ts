@@ -6,11 +6,17 @@ import { type Kysely, type Migration, type MigrationProvider, Migrator, type Mig
 import * as initial from './0001-initial.js';
 import * as webhooks from './0002-webhooks.js';
 import * as taskCallbackUrl from './0003-task-callback-url.js';
+import * as idempotencyKeys from './0004-idempotency-keys.js';
+import * as taskExpiryIndex from './0005-task-expiry-index.js';
+import * as files from './0006-files.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
   '0002-webhooks': webhooks,
   '0003-task-callback-url': taskCallbackUrl,
+  '0004-idempotency-keys': idempotencyKeys,
+  '0005-task-expiry-index': taskExpiryIndex,
+  '0006-files': files,
 };
 
 const provider: MigrationProvider = {

@@ -1,4 +1,4 @@
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely';
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
@@ -14,6 +14,12 @@ export interface ClaimTaskOptions extends ClaimOptions {
   readonly skipLocked?: boolean;
 }
 
+/**
+ * PostgreSQL: the class half of the transaction-scoped advisory lock capped claims take (the other half is a
+ * hash of the schema, so installations sharing a database do not wait for each other).
+ */
+const CAPPED_CLAIM_LOCK_CLASS = 0x76670001;
+
 type TaskFilter = (eb: ExpressionBuilder<Database, 'tasks'>) => Expression<SqlBool>;
 
 /**
@@ -23,6 +29,13 @@ type TaskFilter = (eb: ExpressionBuilder<Database, 'tasks'>) => Expression<SqlBo
  * separately, each oldest-first straight off the `(status, created_at, id)` index, and the older of the
  * (at most) two wins: a single `WHERE pending OR expired ORDER BY created_at` makes SQLite sort every
  * pending row on each claim, which grows with the backlog.
+ *
+ * With `maxActivePerAccount`, pending tasks of accounts already running that many are passed over (they stay
+ * pending, in order, for later claims). The capped accounts are one uncorrelated subquery over the processing
+ * rows, which are few (one per running worker slot, plus expired leases), evaluated once per claim. SQLite
+ * runs the whole claim as one atomic statement, so the count it sees is exact; on PostgreSQL two concurrent
+ * claims could each see room for the same account, so capped claims there take a transaction-scoped advisory
+ * lock first and run one at a time, each seeing the claims committed before it.
  */
 export async function claimTask(
   db: Kysely<Database>,
@@ -31,6 +44,7 @@ export async function claimTask(
 ): Promise<TaskRecord | undefined> {
   const { models } = options;
   if (models?.length === 0) return undefined;
+  const cap = options.maxActivePerAccount ?? 0;
 
   const pending: TaskFilter = (eb) => eb('status', '=', 'pending');
   const expired: TaskFilter = (eb) =>
@@ -39,6 +53,24 @@ export async function claimTask(
       eb('lease_expires_at', '<=', now),
       eb('attempts', '<', options.maxAttempts),
     ]);
+
+  const pendingWithRoom: TaskFilter =
+    cap > 0
+      ? (eb) =>
+          eb.and([
+            pending(eb),
+            eb(
+              'account_id',
+              'not in',
+              eb
+                .selectFrom('tasks as active')
+                .select('active.account_id')
+                .where('active.status', '=', 'processing')
+                .groupBy('active.account_id')
+                .having((having) => having.fn.countAll(), '>=', cap),
+            ),
+          ])
+      : pending;
 
   const oldest = (filter: TaskFilter) => {
     let query = db
@@ -54,7 +86,7 @@ export async function claimTask(
   };
 
   const candidates = db
-    .selectFrom(oldest(pending).as('p'))
+    .selectFrom(oldest(pendingWithRoom).as('p'))
     .select(['p.id', 'p.created_at'])
     .unionAll(db.selectFrom(oldest(expired).as('e')).select(['e.id', 'e.created_at']));
   const candidate = db
@@ -82,15 +114,25 @@ export async function claimTask(
     return update.returningAll().executeTakeFirst();
   };
 
+  const claimWithCallback = async (trx: Kysely<Database>) => {
+    const row = await claim(trx, false);
+    if (!row) return undefined;
+    await enqueueFirstProcessingDelivery(trx, row, now);
+    return toTaskRecord(row);
+  };
+
+  if (cap > 0 && options.skipLocked) {
+    return db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(${sql.lit(CAPPED_CLAIM_LOCK_CLASS)}, hashtext(current_schema()))`.execute(
+        trx,
+      );
+      return claimWithCallback(trx);
+    });
+  }
   // The oldest claimable task, if it has no callback_url, in one statement: nothing else is written with it.
   const plain = await claim(db, true);
   if (plain) return toTaskRecord(plain);
   // Otherwise (it has one, or nothing is claimable) its first `task.processing` callback is queued in the
   // same transaction as the claim. On PostgreSQL that costs BEGIN and COMMIT, a round trip each.
-  return db.transaction().execute(async (trx) => {
-    const row = await claim(trx, false);
-    if (!row) return undefined;
-    await enqueueFirstProcessingDelivery(trx, row, now);
-    return toTaskRecord(row);
-  });
+  return db.transaction().execute(claimWithCallback);
 }

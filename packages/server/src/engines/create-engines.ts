@@ -1,0 +1,56 @@
+/** Builds the engines an engines file names, and the router that picks one per model ID. */
+import type { ModelId } from '../domain/models.js';
+import type { Engine } from '../ports/engine.js';
+import { ComfyUiEngine } from './comfyui/comfyui-engine.js';
+import type { EngineContext } from './engine-context.js';
+import { EngineRouter } from './engine-router.js';
+import { type EngineOptions, type EnginesConfig, EnginesFileError } from './engines-file.js';
+import { ExecEngine } from './exec/exec-engine.js';
+import { LocalEngine } from './local/local-engine.js';
+import { OpenAiEngine } from './openai/openai-engine.js';
+import { RelayEngine } from './relay/relay-engine.js';
+
+export function createEngine(name: string, options: EngineOptions, context: EngineContext): Engine {
+  switch (options.type) {
+    case 'local':
+      return new LocalEngine({ ffmpegPath: context.ffmpegPath });
+    case 'exec':
+      return new ExecEngine(name, options, context);
+    case 'openai':
+      return new OpenAiEngine(name, options, context);
+    case 'comfyui':
+      return new ComfyUiEngine(name, options, context);
+    case 'relay':
+      return new RelayEngine(name, options, context);
+  }
+}
+
+/**
+ * Every engine the config uses, by name (one instance however many model IDs share it). An engine whose
+ * options are wrong in a way the schema cannot see (an unknown placeholder, an unreadable workflow) throws
+ * here, naming itself.
+ */
+export function createEngines(
+  config: EnginesConfig,
+  context: Omit<EngineContext, 'baseDir'> = {},
+): Map<string, Engine> {
+  const engines = new Map<string, Engine>();
+  for (const [name, options] of config.engines) {
+    try {
+      engines.set(name, createEngine(name, options, { ...context, baseDir: config.baseDir }));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new EnginesFileError(config.file ?? 'engines', `/engines/${name}: ${reason}`);
+    }
+  }
+  return engines;
+}
+
+export function routeEngines(config: EnginesConfig, engines: ReadonlyMap<string, Engine>): EngineRouter {
+  const routes = new Map<ModelId, Engine>();
+  for (const [model, name] of config.models) {
+    const engine = engines.get(name);
+    if (engine) routes.set(model, engine);
+  }
+  return new EngineRouter(routes);
+}

@@ -1,0 +1,158 @@
+/**
+ * Uploaded files (`POST /v1/files`): an image, video or audio file is streamed to disk with a size limit,
+ * recognised by its content (never by its name or declared type), stored under `uploads/<id>` and recorded
+ * for its account. Requests then name it by its URL, which task creation turns into a storage reference.
+ */
+import { createWriteStream } from 'node:fs';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { inspectAsset } from './assets/inspect-asset.js';
+import { megabytes } from './assets/megabytes.js';
+import { STORED_ASSET_SCHEME } from './assets/stored-assets.js';
+import type { GenerationParams } from './domain/generation-request.js';
+import type { AssetField } from './domain/models.js';
+import type { TaskScope } from './domain/task.js';
+import {
+  fileContentPath,
+  isFileId,
+  newFileId,
+  type PublicFile,
+  toPublicFile,
+  type UploadKind,
+  uploadKey,
+} from './domain/uploaded-file.js';
+import { ApiError } from './errors.js';
+import type { Storage } from './ports/storage.js';
+import type { Store } from './ports/store.js';
+
+const KIND_FIELDS: readonly (readonly [UploadKind, AssetField])[] = [
+  ['image', 'image_urls'],
+  ['video', 'video_urls'],
+  ['audio', 'audio_urls'],
+];
+
+export interface Upload {
+  readonly stream: Readable;
+  readonly filename: string;
+  readonly mimetype: string;
+  /** True once the stream was cut at the size limit. */
+  readonly truncated: () => boolean;
+}
+
+export class FileService {
+  readonly #store: Store;
+  readonly #storage: Storage;
+  readonly #maxBytes: number;
+  readonly #publicUrl: () => string;
+
+  constructor(options: { store: Store; storage: Storage; maxBytes: number; publicUrl: () => string }) {
+    this.#store = options.store;
+    this.#storage = options.storage;
+    this.#maxBytes = options.maxBytes;
+    this.#publicUrl = options.publicUrl;
+  }
+
+  get maxBytes(): number {
+    return this.#maxBytes;
+  }
+
+  async upload(scope: TaskScope, upload: Upload): Promise<PublicFile> {
+    const dir = await mkdtemp(join(tmpdir(), 'videogen-upload-'));
+    try {
+      const path = join(dir, 'upload');
+      await pipeline(upload.stream, createWriteStream(path));
+      if (upload.truncated()) {
+        throw new ApiError('payload_too_large', `The file is larger than ${megabytes(this.#maxBytes)}.`, {
+          param: 'file',
+        });
+      }
+      const { size } = await stat(path);
+      if (size === 0) throw new ApiError('invalid_parameter', 'The file is empty.', { param: 'file' });
+      const kind = await this.#kindOf(path);
+      const id = newFileId();
+      // The declared type only when it agrees with the content; the content decided the kind.
+      const contentType = upload.mimetype.startsWith(`${kind}/`)
+        ? upload.mimetype
+        : 'application/octet-stream';
+      await this.#storage.putFile(uploadKey(id), path, contentType);
+      const file = await this.#store.createFile({
+        id,
+        accountId: scope.accountId,
+        environment: scope.environment,
+        kind,
+        contentType,
+        filename: upload.filename.slice(0, 255),
+        bytes: size,
+      });
+      return toPublicFile(file, this.#publicUrl());
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async get(scope: TaskScope, fileId: string): Promise<PublicFile> {
+    const file = isFileId(fileId) ? await this.#store.getFile(fileId, scope) : undefined;
+    if (!file)
+      throw new ApiError('not_found', `No file ${fileId} exists for this API key.`, { param: 'file_id' });
+    return toPublicFile(file, this.#publicUrl());
+  }
+
+  /** The file's bytes and type, for its owner. */
+  async content(scope: TaskScope, fileId: string): Promise<{ stream: Readable; file: PublicFile }> {
+    const file = await this.get(scope, fileId);
+    return { stream: await this.#storage.read(uploadKey(fileId)), file };
+  }
+
+  /**
+   * Replaces the URLs of this server's uploaded files in a request by storage references, after checking that
+   * each is the scope's and of the field's kind; other URLs pass through.
+   */
+  async resolveUploads(scope: TaskScope, params: GenerationParams): Promise<GenerationParams> {
+    const prefix = `${this.#publicUrl()}/v1/files/`;
+    const resolved = { ...params };
+    for (const [kind, field] of KIND_FIELDS) {
+      resolved[field] = await Promise.all(
+        params[field].map(async (url, index) => {
+          if (!url.startsWith(prefix)) return url;
+          const id = url.slice(prefix.length).replace(/\/content$/, '');
+          const file = isFileId(id) ? await this.#store.getFile(id, scope) : undefined;
+          const param = `${field}[${index}]`;
+          if (!file || url !== `${this.#publicUrl()}${fileContentPath(id)}`) {
+            throw new ApiError(
+              'invalid_parameter',
+              `${param}: no uploaded file ${id} exists for this API key.`,
+              {
+                param,
+              },
+            );
+          }
+          if (file.kind !== kind) {
+            throw new ApiError('invalid_parameter', `${param}: file ${id} is ${file.kind}, not ${kind}.`, {
+              param,
+            });
+          }
+          return `${STORED_ASSET_SCHEME}${uploadKey(id)}`;
+        }),
+      );
+    }
+    return resolved;
+  }
+
+  async #kindOf(path: string): Promise<UploadKind> {
+    for (const [kind, field] of KIND_FIELDS) {
+      const fits = await inspectAsset(path, field, 'file').then(
+        () => true,
+        () => false,
+      );
+      if (fits) return kind;
+    }
+    throw new ApiError(
+      'unsupported_media_type',
+      'The file is not an image (PNG, JPEG, WebP, GIF, BMP), video or audio file that the engines can read.',
+      { param: 'file' },
+    );
+  }
+}

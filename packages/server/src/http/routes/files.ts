@@ -1,0 +1,107 @@
+/**
+ * Uploads: `POST /v1/files` (multipart, one file) stores an image, video or audio file for the key's account
+ * and answers its URL for use in a request; `GET /v1/files/{file_id}` and `…/content` read it back.
+ */
+import multipart from '@fastify/multipart';
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import { ApiError } from '../../errors.js';
+import type { FileService } from '../../file-service.js';
+import { principalOf } from '../authentication.js';
+import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, FileSchema } from '../schemas.js';
+
+const FileIdParams = Type.Object({ file_id: Type.String({ description: 'The id of the file.' }) });
+
+export function fileRoutes(
+  app: FastifyInstance,
+  deps: { files: FileService; authenticate: preHandlerAsyncHookHandler },
+) {
+  // Its own context: the multipart parser applies to these routes only.
+  app.register(async (scope) => {
+    await scope.register(multipart, {
+      limits: { files: 1, fileSize: deps.files.maxBytes, fields: 0, parts: 1 },
+      throwFileSizeLimit: false,
+    });
+    scope.post(
+      '/v1/files',
+      {
+        preHandler: deps.authenticate,
+        schema: {
+          summary: 'Upload a file',
+          description:
+            'One image, video or audio file as `multipart/form-data` (the part named `file`). The content decides the ' +
+            'kind; the answer’s `url` goes in the field of that kind. Size limit: `VIDEOGEN_ASSET_MAX_MB`.',
+          operationId: 'uploadFile',
+          tags: ['Files'],
+          security: API_KEY_SECURITY,
+          consumes: ['multipart/form-data'],
+          body: Type.Object({ file: Type.String({ format: 'binary' }) }),
+          response: {
+            200: Type.Ref(FileSchema),
+            ...errorResponses(
+              ...AUTHENTICATED_ERRORS,
+              'invalid_parameter',
+              'payload_too_large',
+              'unsupported_media_type',
+            ),
+          },
+        },
+        validatorCompiler: () => () => true,
+      },
+      async (request) => {
+        if (!request.isMultipart()) {
+          throw new ApiError('unsupported_media_type', 'Send the file as multipart/form-data.', {
+            param: 'file',
+          });
+        }
+        const part = await request.file();
+        if (!part) throw new ApiError('missing_parameter', 'The file part is missing.', { param: 'file' });
+        return deps.files.upload(principalOf(request), {
+          stream: part.file,
+          filename: part.filename,
+          mimetype: part.mimetype,
+          truncated: () => part.file.truncated,
+        });
+      },
+    );
+  });
+  app.get<{ Params: { file_id: string } }>(
+    '/v1/files/:file_id',
+    {
+      preHandler: deps.authenticate,
+      schema: {
+        summary: 'Get an uploaded file',
+        operationId: 'getFile',
+        tags: ['Files'],
+        security: API_KEY_SECURITY,
+        params: FileIdParams,
+        response: { 200: Type.Ref(FileSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') },
+      },
+    },
+    async (request) => deps.files.get(principalOf(request), request.params.file_id),
+  );
+  app.get<{ Params: { file_id: string } }>(
+    '/v1/files/:file_id/content',
+    {
+      preHandler: deps.authenticate,
+      schema: {
+        summary: "Download an uploaded file's content",
+        operationId: 'getFileContent',
+        tags: ['Files'],
+        security: API_KEY_SECURITY,
+        params: FileIdParams,
+        response: {
+          200: {
+            description: 'The file as uploaded.',
+            content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } },
+          },
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { stream, file } = await deps.files.content(principalOf(request), request.params.file_id);
+      return reply.type(file.content_type).header('content-length', file.bytes).send(stream);
+    },
+  );
+}

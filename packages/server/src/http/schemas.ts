@@ -1,0 +1,257 @@
+/**
+ * The HTTP-level schemas: what the routes answer, in TypeBox. They are attached to the routes' `response`
+ * schemas, so they both serialize the answers (fast-json-stringify keeps only the properties named here: a
+ * field missing from a schema disappears from the API) and document them in `/openapi.json`.
+ *
+ * The shared ones carry an `$id`; `openapi.ts` adds them with `app.addSchema` and the document lists them
+ * under `components.schemas`. Routes point at them with `Type.Ref`.
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
+import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
+import { MODEL_IDS } from '../domain/models.js';
+import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
+import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../errors.js';
+import type { DeletedTask, PublicTaskList } from '../task-service.js';
+import type { ErrorBody } from './error-handler.js';
+
+/** A string with a fixed set of values: `{ type: 'string', enum }`, which fast-json-stringify writes as a plain string. */
+function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
+  return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
+}
+
+const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, description });
+
+export const API_ERROR_CODES = Object.keys(API_ERRORS) as ApiErrorCode[];
+const ERROR_TYPES = [...new Set(Object.values(API_ERRORS).map((entry) => entry.type))];
+
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object({
+      code: StringEnum(API_ERROR_CODES, { description: 'What went wrong; the catalogue is in docs/api.md.' }),
+      message: Type.String({ description: 'For people; names the field and the rule where there is one.' }),
+      type: StringEnum(ERROR_TYPES, { description: 'The class of the error, fixed by its code.' }),
+      param: Type.Optional(
+        Type.String({ description: 'The request field at fault, e.g. `duration` or `image_urls[1]`.' }),
+      ),
+      request_id: Type.String({
+        description: 'The `x-request-id` of this answer; it finds the request in the logs.',
+      }),
+    }),
+  },
+  { $id: 'Error', description: 'The body of every non-2xx answer.' },
+);
+
+export const TaskErrorSchema = Type.Object(
+  {
+    code: StringEnum(TASK_ERROR_CODES),
+    message: Type.String({
+      description: 'Names the field and index where there is one: `image_urls[1]: HTTP 404`.',
+    }),
+  },
+  { $id: 'TaskError', description: 'Why a task failed.' },
+);
+
+export const TaskSchema = Type.Object(
+  {
+    id: Type.String({ description: '`task-unified-` and a ULID.' }),
+    object: StringEnum(['video.generation.task']),
+    model: StringEnum(MODEL_IDS),
+    status: StringEnum(TASK_STATUSES, {
+      description: '`pending` → `processing` → `completed` or `failed`; the last two are final.',
+    }),
+    progress: Type.Integer({
+      minimum: 0,
+      maximum: 100,
+      description: 'Whole percent, never decreasing; 100 only when completed.',
+    }),
+    created_at: UnixSeconds('Unix seconds.'),
+    updated_at: UnixSeconds('Unix seconds of the last change.'),
+    completed_at: Type.Optional(UnixSeconds('Unix seconds; once the task is completed or failed.')),
+    duration: Type.Integer({ minimum: 4, maximum: 15, description: 'Seconds.' }),
+    quality: StringEnum(QUALITIES),
+    aspect_ratio: StringEnum(ASPECT_RATIOS),
+    seed: Type.Integer({
+      minimum: 0,
+      description: 'The seed used: the requested one, or the random one drawn.',
+    }),
+    results: Type.Optional(
+      Type.Array(Type.String({ format: 'uri' }), {
+        description: 'Only when completed: `results[0]` is a signed, expiring link to the video.',
+      }),
+    ),
+    error: Type.Optional(Type.Ref(TaskErrorSchema, { description: 'Only when failed.' })),
+  },
+  { $id: 'Task', description: 'A video generation task.' },
+);
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.String({ description: 'The `webhook-id`: the same on every retry of this message.' }),
+    object: StringEnum(['webhook.delivery']),
+    task_id: Type.String(),
+    event: StringEnum(
+      TASK_STATUSES.map((status) => `task.${status}` as const),
+      { description: 'The status change that caused the message.' },
+    ),
+    url: Type.String({ format: 'uri', description: "The task's `callback_url`." }),
+    status: StringEnum(DELIVERY_STATUSES, {
+      description: '`pending` (will be attempted at `next_attempt_at`), `succeeded` or `failed` (given up).',
+    }),
+    created_at: UnixSeconds('Unix seconds.'),
+    next_attempt_at: Type.Optional(UnixSeconds('Unix seconds of the next attempt, while pending.')),
+    attempts: Type.Array(
+      Type.Object({
+        attempted_at: UnixSeconds('Unix seconds.'),
+        duration_ms: Type.Integer({ minimum: 0 }),
+        http_status: Type.Optional(Type.Integer({ description: "The receiver's answer." })),
+        error: Type.Optional(Type.String({ description: 'Why no answer arrived.' })),
+      }),
+      { description: 'Oldest first.' },
+    ),
+  },
+  { $id: 'Delivery', description: 'A callback message and its attempts.' },
+);
+
+export const TaskListSchema = Type.Object(
+  {
+    object: StringEnum(['list']),
+    data: Type.Array(Type.Ref(TaskSchema), { description: 'Newest first.' }),
+    has_more: Type.Boolean({ description: 'Whether more tasks follow this page.' }),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'The `after` of the next page; null on the last page.',
+    }),
+  },
+  { description: 'A page of tasks.' },
+);
+
+export const DeletedTaskSchema = Type.Object(
+  {
+    id: Type.String(),
+    object: StringEnum(['video.generation.task']),
+    deleted: Type.Literal(true),
+  },
+  { description: 'The task and its files are gone.' },
+);
+
+/** `{ object: 'list', data: [...] }`. */
+export function ListOf(item: TSchema & { $id?: string }, description: string) {
+  return Type.Object(
+    {
+      object: StringEnum(['list']),
+      data: Type.Array(item.$id ? Type.Ref(item.$id) : item),
+    },
+    { description },
+  );
+}
+
+export const FileSchema = Type.Object(
+  {
+    id: Type.String({ examples: ['file-5f0c6c1e0b9a4b2d8e1f3a7c9d2b4e6f'] }),
+    object: StringEnum(['file']),
+    kind: StringEnum(['image', 'video', 'audio'], {
+      description: 'What the content is, recognised from the bytes.',
+    }),
+    content_type: Type.String(),
+    filename: Type.String(),
+    bytes: Type.Integer({ minimum: 1 }),
+    created_at: Type.Integer({ description: 'Unix seconds.' }),
+    url: Type.String({
+      description:
+        'Put this in `image_urls`, `video_urls` or `audio_urls` (the field of its kind) of a request.',
+    }),
+  },
+  { $id: 'File', description: 'An uploaded file.' },
+);
+
+/** The schemas with an `$id`, added to the app once and listed under `components.schemas`. */
+export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
+  ErrorBodySchema,
+  TaskErrorSchema,
+  TaskSchema,
+  DeliverySchema,
+  FileSchema,
+] as (TSchema & { $id: string })[];
+
+/** The security requirement of the routes that need `Authorization: Bearer <API_KEY>`. */
+export const API_KEY_SECURITY = [{ apiKey: [] }];
+
+export const TaskIdParams = Type.Object({ task_id: Type.String({ description: 'The id of the task.' }) });
+
+/**
+ * The response headers, as OpenAPI header objects under `components.headers`. openapi.ts puts them on the
+ * responses: `x-request-id` on every one, `Retry-After` on 429 and 503 errors, `RateLimit-*` on the answers
+ * of authenticated routes past authentication.
+ */
+export const RESPONSE_HEADERS = {
+  'x-request-id': {
+    description: "The request's id (`req_…`), on every answer; error bodies quote it as `request_id`.",
+    schema: { type: 'string' },
+  },
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Limit': {
+    description: "Requests this API key may make per window (when the server's rate limit is on).",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Remaining': {
+    description: 'Requests left in the current window (when the rate limit is on).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  'RateLimit-Reset': {
+    description: 'Seconds until the current window ends (when the rate limit is on).',
+    schema: { type: 'integer', minimum: 0 },
+  },
+} as const;
+
+/**
+ * The error answers of a route, from the catalogue: one response per HTTP status, with the error body and a
+ * description listing that status's codes.
+ */
+export function errorResponses(...codes: ApiErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ApiErrorCode[]>();
+  for (const code of new Set(codes)) {
+    const status = API_ERRORS[code].status;
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  const out: Record<number, TSchema> = {};
+  for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    out[status] = Type.Ref(ErrorBodySchema, {
+      description: `Error: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
+    });
+  }
+  return out;
+}
+
+/** The codes every route that needs an API key can answer with: authentication, the per-key rate limit, a crash. */
+export const AUTHENTICATED_ERRORS: readonly ApiErrorCode[] = [
+  'missing_api_key',
+  'invalid_api_key',
+  'rate_limited',
+  'internal_error',
+];
+/** The codes a route that reads a JSON body can answer with, besides its own. */
+export const BODY_ERRORS: readonly ApiErrorCode[] = [
+  'invalid_json',
+  'payload_too_large',
+  'unsupported_media_type',
+];
+
+// The response schemas must name every property the code returns: these fail to compile when the domain's
+// public shapes and the schemas part.
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never]
+  ? true
+  : never;
+const taskKeys: SameKeys<PublicTask, Static<typeof TaskSchema>> = true;
+const deliveryKeys: SameKeys<PublicDelivery, Static<typeof DeliverySchema>> = true;
+const attemptKeys: SameKeys<
+  PublicDelivery['attempts'][number],
+  Static<typeof DeliverySchema>['attempts'][number]
+> = true;
+const errorKeys: SameKeys<ErrorBody['error'], Static<typeof ErrorBodySchema>['error']> = true;
+const taskErrorKeys: SameKeys<NonNullable<PublicTask['error']>, Static<typeof TaskErrorSchema>> = true;
+const taskListKeys: SameKeys<PublicTaskList, Static<typeof TaskListSchema>> = true;
+const deletedTaskKeys: SameKeys<DeletedTask, Static<typeof DeletedTaskSchema>> = true;
+void [taskKeys, deliveryKeys, attemptKeys, errorKeys, taskErrorKeys, taskListKeys, deletedTaskKeys];

@@ -1,0 +1,158 @@
+/**
+ * Makes a video an engine got from elsewhere (a model's script or server) into what decisions.md §6 promises:
+ * H.264 yuv420p at 24 fps, the requested frame size and duration (±1 frame), moov first, AAC 48 kHz stereo
+ * audio only when the request had an audio reference. A file that already is all that is only re-muxed
+ * (stream copy, moov moved first); anything else is re-encoded: resampled to 24 fps, fitted to the frame by
+ * the local engine's rule (media/fit.ts, black bars when the shapes differ a lot), cut or held on its last
+ * frame to the duration.
+ */
+import { rename } from 'node:fs/promises';
+import type { FrameSize } from '../domain/frame-size.js';
+import { TaskFailure } from '../errors.js';
+import { ffmpegPath } from './ffmpeg-paths.js';
+import { FfmpegProcess } from './ffmpeg-process.js';
+import { ffmpegFitScaleExpression } from './fit.js';
+import { type ProbeResult, probe } from './probe.js';
+
+export interface VideoTarget {
+  readonly frame: FrameSize;
+  readonly fps: number;
+  /** Seconds. */
+  readonly duration: number;
+  /** Whether the result carries audio (the request had an audio reference). */
+  readonly audio: boolean;
+  /** Audio laid under a video that came without any when `audio` is wanted: the first audio reference. */
+  readonly soundtrack?: string;
+}
+
+export interface ConformOptions {
+  readonly signal: AbortSignal;
+  /** Names the source in messages: `exec engine "wan"`. */
+  readonly label: string;
+  readonly ffmpegPath?: string;
+}
+
+/** What, if anything, keeps `probed` from meeting `target`; an empty list means it only needs re-muxing. */
+export function conformProblems(probed: ProbeResult, target: VideoTarget): string[] {
+  const video = probed.streams.find((s) => s.type === 'video');
+  const audio = probed.streams.find((s) => s.type === 'audio');
+  if (!video) return ['no video stream'];
+  const problems: string[] = [];
+  if (video.codec !== 'h264') problems.push(`codec ${video.codec}`);
+  if (video.pixelFormat !== 'yuv420p') problems.push(`pixel format ${video.pixelFormat}`);
+  if (video.width !== target.frame.width || video.height !== target.frame.height) {
+    problems.push(`size ${video.width}x${video.height}`);
+  }
+  if (video.frameRate === undefined || Math.abs(video.frameRate - target.fps) > 0.01) {
+    problems.push(`${video.frameRate?.toFixed(2)} fps`);
+  }
+  if (Math.abs(probed.duration - target.duration) > 1 / target.fps) {
+    problems.push(`${probed.duration.toFixed(3)} s long`);
+  }
+  if (target.audio && audio?.codec !== 'aac') problems.push(audio ? `audio ${audio.codec}` : 'no audio');
+  if (target.audio && audio && (audio.sampleRate !== 48_000 || audio.channels !== 2)) {
+    problems.push(`audio ${audio.sampleRate} Hz, ${audio.channels} channels`);
+  }
+  if (!target.audio && audio) problems.push('an audio track');
+  return problems;
+}
+
+function seconds(value: number): string {
+  return String(Math.round(value * 1e6) / 1e6);
+}
+
+export function reencodeArgs(
+  input: string,
+  output: string,
+  target: VideoTarget,
+  hasAudio: boolean,
+): string[] {
+  const { width: w, height: h } = target.frame;
+  const scale = ffmpegFitScaleExpression(w, h);
+  const video = [
+    `fps=${target.fps}`,
+    `scale=w='round(iw*sar*${scale})':h='round(ih*${scale})'`,
+    `pad=w='max(iw,${w})':h='max(ih,${h})':x='(ow-iw)/2':y='(oh-ih)/2':color=black`,
+    `crop=${w}:${h}`,
+    'setsar=1',
+    // A video shorter than asked for holds its last frame; -t then cuts it to the duration.
+    `tpad=stop_mode=clone:stop_duration=${seconds(target.duration)}`,
+    'format=yuv420p',
+  ].join(',');
+  const soundtrack = target.audio && !hasAudio ? target.soundtrack : undefined;
+  const args = ['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-i', input];
+  if (soundtrack) args.push('-stream_loop', '-1', '-t', seconds(target.duration), '-i', soundtrack);
+  args.push('-map', '0:v:0', '-vf', video, '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '18');
+  args.push('-pix_fmt', 'yuv420p', '-r', String(target.fps));
+  if (target.audio && (hasAudio || soundtrack)) {
+    args.push('-map', soundtrack ? '1:a:0' : '0:a:0', '-af', `apad,atrim=0:${seconds(target.duration)}`);
+    args.push('-c:a', 'aac', '-b:a', '128k', '-ar', '48000', '-ac', '2');
+  } else {
+    args.push('-an');
+  }
+  args.push('-t', seconds(target.duration), '-sn', '-dn', '-map_metadata', '-1');
+  args.push('-movflags', '+faststart', '-f', 'mp4', output);
+  return args;
+}
+
+function remuxArgs(input: string, output: string): string[] {
+  return [
+    ...['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-i', input],
+    ...['-map', '0:v:0', '-map', '0:a:0?', '-c', 'copy', '-sn', '-dn', '-map_metadata', '-1'],
+    ...['-movflags', '+faststart', '-f', 'mp4', output],
+  ];
+}
+
+async function runFfmpeg(args: string[], options: ConformOptions): Promise<void> {
+  const process = new FfmpegProcess(options.ffmpegPath ?? ffmpegPath(), args, {
+    stdin: false,
+    stdout: false,
+  });
+  const onAbort = (): void => process.kill();
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const exit = await process.exited;
+    options.signal.throwIfAborted();
+    if (exit.code !== 0) {
+      throw new TaskFailure(
+        'upstream_error',
+        `${options.label}: its video could not be converted: ${process.describeExit(exit)}`,
+      );
+    }
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+/**
+ * Writes `input` conformed to `target` at `output` (the two may not be the same path). Resolves with what was
+ * wrong with the input (empty when it was only re-muxed). An input that is not a video is `upstream_error`.
+ */
+export async function conformVideo(
+  input: string,
+  output: string,
+  target: VideoTarget,
+  options: ConformOptions,
+): Promise<string[]> {
+  let probed: ProbeResult;
+  try {
+    probed = await probe(input, options.signal);
+  } catch (error) {
+    options.signal.throwIfAborted();
+    throw new TaskFailure('upstream_error', `${options.label}: its output is not a readable video.`, {
+      cause: error,
+    });
+  }
+  const problems = conformProblems(probed, target);
+  if (problems.includes('no video stream')) {
+    throw new TaskFailure('upstream_error', `${options.label}: its output has no video stream.`);
+  }
+  const hasAudio = probed.streams.some((s) => s.type === 'audio');
+  const partial = `${output}.partial.mp4`;
+  await runFfmpeg(
+    problems.length === 0 ? remuxArgs(input, partial) : reencodeArgs(input, partial, target, hasAudio),
+    options,
+  );
+  await rename(partial, output);
+  return problems;
+}

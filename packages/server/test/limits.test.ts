@@ -1,0 +1,265 @@
+/**
+ * Limits over real HTTP (issue 7): the per-key rate limit and its headers, the global queue cap, the per-account
+ * cap on running tasks, and per-route body limits.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { PublicTask } from '../src/domain/task.js';
+import { Api, type ErrorBody } from './helpers/api.js';
+import { startTestService, type TestService } from './helpers/test-service.js';
+
+const TEXT = { model: 'videogen-2.0-text-to-video', prompt: 'a paper boat on a blue river' };
+
+function assertError(
+  response: { status: number; headers: Headers; body: unknown },
+  status: number,
+  code: string,
+  type: string,
+): ErrorBody['error'] {
+  const body = response.body as ErrorBody;
+  assert.equal(response.status, status, JSON.stringify(body));
+  assert.equal(body.error.code, code);
+  assert.equal(body.error.type, type);
+  assert.ok(body.error.message.length > 0);
+  assert.equal(body.error.request_id, response.headers.get('x-request-id'));
+  return body.error;
+}
+
+function rateHeaders(headers: Headers) {
+  return {
+    limit: headers.get('ratelimit-limit'),
+    remaining: headers.get('ratelimit-remaining'),
+    reset: headers.get('ratelimit-reset'),
+  };
+}
+
+describe('per-key rate limit', () => {
+  let server: TestService;
+  let first: Api;
+  let accountId: string;
+
+  before(async () => {
+    // 90 a minute counted in 2-second windows: 3 requests per window.
+    server = await startTestService({
+      VIDEOGEN_RATE_LIMIT_PER_MINUTE: '90',
+      VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS: '2',
+    });
+    const created = await server.newKey();
+    accountId = created.accountId;
+    first = new Api(server.url, created.key);
+  });
+  after(() => server.close());
+
+  it('answers a burst over the limit with 429 rate_limited, a usable Retry-After and RateLimit-* headers', async () => {
+    const created = await first.create(TEXT);
+    assert.equal(created.status, 200);
+    assert.deepEqual(rateHeaders(created.headers).limit, '3');
+    assert.equal(created.headers.get('ratelimit-remaining'), '2');
+    const reset = Number(created.headers.get('ratelimit-reset'));
+    assert.ok(reset >= 1 && reset <= 2, `RateLimit-Reset ${reset}`);
+    assert.equal(created.headers.get('retry-after'), null);
+
+    // Errors after authentication count and carry the headers too.
+    const missing = await first.get('task-unified-00000000000000000000000000');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.headers.get('ratelimit-remaining'), '1');
+    const last = await first.get(created.body.id);
+    assert.equal(last.status, 200);
+    assert.equal(last.headers.get('ratelimit-remaining'), '0');
+
+    const limited = await first.get(created.body.id);
+    const error = assertError(limited, 429, 'rate_limited', 'rate_limit_error');
+    const retryAfter = limited.headers.get('retry-after');
+    assert.match(retryAfter ?? '', /^[12]$/, `Retry-After ${retryAfter}`);
+    assert.deepEqual(rateHeaders(limited.headers), { limit: '3', remaining: '0', reset: retryAfter });
+    assert.match(error.message, /retry after [12] s/);
+    // Still limited on the next try, and task creation with it.
+    assert.equal((await first.create(TEXT)).status, 429);
+
+    // Another key, even of the same account, has its own count.
+    const second = new Api(server.url, (await server.newKey('development', accountId)).key);
+    const other = await second.get(created.body.id);
+    assert.equal(other.status, 200);
+    assert.equal(other.headers.get('ratelimit-remaining'), '2');
+
+    // Waiting as long as Retry-After says lets the next request through.
+    await sleep(Number(retryAfter) * 1000);
+    const again = await first.get(created.body.id);
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.headers.get('ratelimit-remaining'), '2');
+  });
+
+  it('never limits or counts requests without a valid key, health checks or metrics', async () => {
+    const anonymous = first.withKey(undefined);
+    const wrong = first.withKey('vg_dev_0000000000000000000000000000000000');
+    for (let i = 0; i < 5; i++) {
+      for (const path of ['/healthz', '/readyz', '/metrics']) {
+        const response = await anonymous.request('GET', path);
+        assert.equal(response.status, 200, path);
+        assert.equal(response.headers.get('ratelimit-limit'), null, path);
+      }
+      const unauthenticated = await anonymous.get('task-unified-00000000000000000000000000');
+      assertError(unauthenticated, 401, 'missing_api_key', 'authentication_error');
+      assert.equal(unauthenticated.headers.get('ratelimit-limit'), null);
+      assertError(await wrong.get('x'), 401, 'invalid_api_key', 'authentication_error');
+    }
+    const fresh = new Api(server.url, (await server.newKey()).key);
+    assert.equal((await fresh.get('x')).headers.get('ratelimit-remaining'), '2');
+  });
+});
+
+describe('rate limit off', () => {
+  it('VIDEOGEN_RATE_LIMIT_PER_MINUTE=0 sends no RateLimit headers and never answers 429', async () => {
+    const server = await startTestService({ VIDEOGEN_RATE_LIMIT_PER_MINUTE: '0' });
+    try {
+      const api = new Api(server.url, (await server.newKey()).key);
+      for (let i = 0; i < 20; i++) {
+        const response = await api.get('task-unified-00000000000000000000000000');
+        assert.equal(response.status, 404);
+        assert.equal(response.headers.get('ratelimit-limit'), null);
+      }
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('global queue cap', () => {
+  let server: TestService;
+  let api: Api;
+
+  before(async () => {
+    server = await startTestService({ VIDEOGEN_MAX_QUEUED_TASKS: '2' });
+    api = new Api(server.url, (await server.newKey()).key);
+  });
+  after(() => server.close());
+
+  it('answers 503 overloaded with Retry-After at the cap, and creates nothing', async () => {
+    assert.equal((await api.create(TEXT)).status, 200);
+    assert.equal((await api.create(TEXT)).status, 200);
+    const assets = join(server.dataDir, 'files', 'assets');
+    const storedBefore = await readdir(assets).catch(() => []);
+
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const refused = await api.create({
+      model: 'videogen-2.0-image-to-video',
+      prompt: 'inline',
+      image_urls: [`data:image/png;base64,${png}`],
+    });
+    assertError(refused, 503, 'overloaded', 'api_error');
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0, `Retry-After ${retryAfter}`);
+    assert.equal(await server.service.store.countPendingTasks(), 2);
+    assert.deepEqual(await readdir(assets).catch(() => []), storedBefore);
+
+    // Validation still comes first: a bad request is a 400, not a 503.
+    assertError(
+      await api.create({ ...TEXT, duration: 99 }),
+      400,
+      'invalid_parameter',
+      'invalid_request_error',
+    );
+  });
+});
+
+describe('per-account cap on running tasks', () => {
+  let dir: string;
+  let server: TestService;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'videogen-limits-'));
+    // A generator that runs until its gate file (the prompt) exists, then fails: the test decides when a task ends.
+    const gate = join(dir, 'gate.mjs');
+    await writeFile(
+      gate,
+      "import { existsSync } from 'node:fs';\n" +
+        'const file = process.argv[2];\n' +
+        'const timer = setInterval(() => existsSync(file) && (clearInterval(timer), process.exit(1)), 20);\n',
+    );
+    const engines = join(dir, 'engines.json');
+    await writeFile(
+      engines,
+      JSON.stringify({
+        engines: { gated: { type: 'exec', command: [process.execPath, gate, '{prompt}'] } },
+        models: { 'videogen-2.0-text-to-video': 'gated' },
+      }),
+    );
+    server = await startTestService({
+      VIDEOGEN_ENGINES_FILE: engines,
+      VIDEOGEN_WORKER_CONCURRENCY: '2',
+      VIDEOGEN_MAX_ACTIVE_TASKS_PER_ACCOUNT: '1',
+    });
+  });
+  after(async () => {
+    await server?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("keeps an account's second task pending while its first runs, and runs another account's meanwhile", async () => {
+    const a = new Api(server.url, (await server.newKey()).key);
+    const b = new Api(server.url, (await server.newKey()).key);
+    const gate = (name: string) => join(dir, name);
+    const status = async (api: Api, id: string) => (await api.get(id)).body.status;
+    const until = (api: Api, id: string, wanted: PublicTask['status']) =>
+      api.pollUntil(id, (task) => task.status === wanted, 10_000, 25);
+
+    const a1 = await a.create({ ...TEXT, prompt: gate('a1') });
+    const a2 = await a.create({ ...TEXT, prompt: gate('a2') });
+    assert.equal(a1.status, 200);
+    assert.equal(a2.status, 200, 'over the cap is queued, never refused');
+    assert.equal((await until(a, a1.body.id, 'processing')).status, 'processing');
+
+    const b1 = await b.create({ ...TEXT, prompt: gate('b1') });
+    assert.equal((await until(b, b1.body.id, 'processing')).status, 'processing');
+    // Both worker slots could take a2, but it waits for a1; give the pool a few polls to be sure.
+    for (let i = 0; i < 6; i++) {
+      assert.equal(await status(a, a2.body.id), 'pending');
+      await sleep(250);
+    }
+
+    await writeFile(gate('a1'), '');
+    assert.equal((await until(a, a1.body.id, 'failed')).status, 'failed');
+    assert.equal((await until(a, a2.body.id, 'processing')).status, 'processing');
+    assert.equal(await status(b, b1.body.id), 'processing');
+
+    await writeFile(gate('a2'), '');
+    await writeFile(gate('b1'), '');
+    assert.equal((await until(a, a2.body.id, 'failed')).status, 'failed');
+    assert.equal((await until(b, b1.body.id, 'failed')).status, 'failed');
+  });
+});
+
+describe('body limits per route', () => {
+  let server: TestService;
+  let api: Api;
+
+  before(async () => {
+    server = await startTestService({ VIDEOGEN_MAX_BODY_MB: '1', VIDEOGEN_MAX_OTHER_BODY_KB: '1' });
+    api = new Api(server.url, (await server.newKey()).key);
+  });
+  after(() => server.close());
+
+  it('answers 413 payload_too_large over a small-limit route, naming its limit', async () => {
+    const task = await api.create({ ...TEXT, callback_url: 'https://hooks.example.com/x' });
+    assert.equal(task.status, 200);
+    const response = await api.request('POST', `/v1/tasks/${task.body.id}/deliveries/redeliver`, {
+      body: { padding: 'x'.repeat(4096) },
+    });
+    const error = assertError(response, 413, 'payload_too_large', 'invalid_request_error');
+    assert.match(error.message, /1 KB/);
+  });
+
+  it('keeps the large limit for task creation', async () => {
+    // Well over the small limit, under the creation one: the body is read and judged on its content.
+    const big = await api.create({ ...TEXT, prompt: 'p'.repeat(4000), padding: 'x'.repeat(64 * 1024) });
+    assertError(big, 400, 'unknown_parameter', 'invalid_request_error');
+    const huge = await api.create({ ...TEXT, padding: 'x'.repeat(1024 * 1024 + 1) });
+    const error = assertError(huge, 413, 'payload_too_large', 'invalid_request_error');
+    assert.match(error.message, /1 MB/);
+  });
+});

@@ -1,0 +1,270 @@
+/**
+ * `GET /openapi.json` and `GET /docs`: the document is valid OpenAPI 3.1 for an independent validator, it lists
+ * every route the running server has (and nothing else), it documents authentication, errors and headers as the
+ * server actually answers them, and the reference page loads nothing from a CDN.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import type { FastifyInstance } from 'fastify';
+import { API_ERRORS } from '../src/errors.js';
+import { VERSION } from '../src/version.js';
+import { startTestService, type TestService } from './helpers/test-service.js';
+
+interface Operation {
+  operationId?: string;
+  security?: Record<string, string[]>[];
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema?: { $ref?: string } }> }
+  >;
+}
+interface Document {
+  openapi: string;
+  info: { title: string; version: string };
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<
+      string,
+      { properties?: Record<string, { properties?: Record<string, { enum?: string[] }> }> }
+    >;
+    headers: Record<string, unknown>;
+    securitySchemes: Record<string, { type: string; scheme?: string }>;
+  };
+}
+
+const HTTP_METHODS = ['get', 'head', 'post', 'put', 'patch', 'delete', 'options', 'trace'];
+const ERROR_REF = '#/components/schemas/Error';
+/** Hosts the reference page must not load anything from. */
+const CDN_PATTERN =
+  /cdn\.jsdelivr|unpkg\.com|cdnjs|jsdelivr\.net|fonts\.googleapis|fonts\.scalar\.com|esm\.sh|skypack/i;
+
+/** The routes the server has, from Fastify's own listing (`printRoutes`, which every route appears in). */
+function serverRoutes(app: FastifyInstance): { method: string; url: string }[] {
+  const routes: { method: string; url: string }[] = [];
+  const stack: string[] = [];
+  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
+    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    if (!match) continue;
+    const depth = (match[1] ?? '').length / 4;
+    const url = (depth > 0 ? (stack[depth - 1] ?? '') : '') + match[2];
+    stack.length = depth;
+    stack[depth] = url;
+    for (const method of match[3]?.split(', ') ?? []) routes.push({ method, url });
+  }
+  return routes;
+}
+
+const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const operations = (doc: Document) =>
+  Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({ path, method, operation })),
+  );
+
+let server: TestService;
+let doc: Document;
+let key: string;
+
+before(async () => {
+  server = await startTestService();
+  key = (await server.newKey()).key;
+  const response = await fetch(`${server.url}/openapi.json`);
+  assert.equal(response.status, 200);
+  assert.match(response.headers.get('content-type') ?? '', /^application\/json/);
+  doc = (await response.json()) as Document;
+});
+after(() => server.close());
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document for @apidevtools/swagger-parser', async () => {
+    assert.match(doc.openapi, /^3\.1\./);
+    assert.equal(doc.info.title, 'videogen');
+    assert.equal(doc.info.version, VERSION);
+    await SwaggerParser.validate(structuredClone(doc) as never);
+  });
+
+  it('needs no API key', async () => {
+    const response = await fetch(`${server.url}/openapi.json`, { headers: { authorization: 'Bearer nope' } });
+    assert.equal(response.status, 200);
+  });
+
+  it('lists every route of the running server, and only those', () => {
+    const app = server.service.app;
+    const routes = serverRoutes(app);
+    // The listing is parsed: check the parse against Fastify before trusting it.
+    assert.ok(routes.length >= 10, `only ${routes.length} routes parsed`);
+    for (const route of routes) {
+      assert.ok(
+        app.hasRoute(route as never),
+        `parsed a route the server lacks: ${route.method} ${route.url}`,
+      );
+    }
+    const byUrl = new Map<string, Set<string>>();
+    for (const { method, url } of routes) byUrl.set(url, (byUrl.get(url) ?? new Set()).add(method));
+
+    const missing: string[] = [];
+    for (const [url, methods] of byUrl) {
+      if (url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/')) continue;
+      const item = doc.paths[toOpenApiPath(url)];
+      for (const method of methods) {
+        // Fastify answers HEAD for every GET route; only a HEAD declared on its own needs documenting.
+        if (method === 'HEAD' && methods.has('GET')) continue;
+        if (!item?.[method.toLowerCase()]) missing.push(`${method} ${url}`);
+      }
+    }
+    assert.deepEqual(missing, [], `routes missing from /openapi.json: ${missing.join(', ')}`);
+
+    for (const { path, method } of operations(doc)) {
+      const url = path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+      assert.ok(byUrl.get(url)?.has(method.toUpperCase()), `documented but not served: ${method} ${path}`);
+    }
+  });
+
+  it('has unique operation ids, a summary and a tag on every operation', () => {
+    const ids = new Set<string>();
+    for (const { path, method, operation } of operations(doc)) {
+      const op = operation as Operation & { summary?: string; tags?: string[] };
+      assert.ok(op.operationId, `${method} ${path} has no operationId`);
+      assert.ok(!ids.has(op.operationId), `operationId ${op.operationId} is not unique`);
+      ids.add(op.operationId);
+      assert.ok(op.summary, `${method} ${path} has no summary`);
+      assert.ok(op.tags?.length, `${method} ${path} has no tag`);
+    }
+  });
+
+  it('documents the bearer key, and the 401 wherever the server asks for it', async () => {
+    assert.deepEqual(doc.components.securitySchemes.apiKey, {
+      ...doc.components.securitySchemes.apiKey,
+      type: 'http',
+      scheme: 'bearer',
+    });
+    let authenticated = 0;
+    for (const { path, method, operation } of operations(doc)) {
+      const url = path.replace(/\{[A-Za-z0-9_]+\}/g, 'task-unified-00000000000000000000000000');
+      const response = await fetch(server.url + url, { method: method.toUpperCase() });
+      await response.arrayBuffer();
+      const documented = (operation.security ?? []).some((requirement) => 'apiKey' in requirement);
+      const name = `${method.toUpperCase()} ${path}`;
+      if (response.status === 401) {
+        authenticated += 1;
+        assert.ok(documented, `${name} asks for a key but does not document its security`);
+        const unauthorized = operation.responses['401'];
+        assert.ok(unauthorized, `${name} answers 401 but does not document it`);
+        assert.equal(unauthorized.content?.['application/json']?.schema?.$ref, ERROR_REF, name);
+      } else {
+        assert.ok(!documented, `${name} documents a key but answered ${response.status} without one`);
+        assert.equal(operation.responses['401'], undefined, `${name} documents a 401 it does not answer`);
+      }
+    }
+    assert.ok(authenticated >= 5, `only ${authenticated} authenticated operations`);
+  });
+
+  it('documents every error with the error body, its codes from the catalogue', () => {
+    const code = doc.components.schemas.Error?.properties?.error?.properties?.code;
+    assert.deepEqual(code?.enum, Object.keys(API_ERRORS));
+    for (const { path, method, operation } of operations(doc)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [status, response] of Object.entries(operation.responses)) {
+        if (Number(status) < 400) continue;
+        assert.equal(
+          response.content?.['application/json']?.schema?.$ref,
+          ERROR_REF,
+          `${method} ${path} ${status} is not the error body`,
+        );
+        const codes = Object.entries(API_ERRORS).filter(([, entry]) => String(entry.status) === status);
+        assert.ok(codes.length > 0, `${method} ${path} documents ${status}, which no error code has`);
+      }
+      assert.ok(operation.responses['500'], `${method} ${path} does not document the 500`);
+    }
+  });
+
+  it('documents x-request-id on every response, and the headers the server actually sends', async () => {
+    for (const name of [
+      'x-request-id',
+      'Retry-After',
+      'RateLimit-Limit',
+      'RateLimit-Remaining',
+      'RateLimit-Reset',
+    ]) {
+      assert.ok(doc.components.headers[name], `components.headers lacks ${name}`);
+    }
+    for (const { path, method, operation } of operations(doc)) {
+      for (const [status, response] of Object.entries(operation.responses)) {
+        assert.ok(response.headers?.['x-request-id'], `${method} ${path} ${status} lacks x-request-id`);
+        if (status === '429')
+          assert.ok(response.headers?.['Retry-After'], `${method} ${path} 429 lacks Retry-After`);
+      }
+    }
+    // What an authenticated answer carries is documented on it.
+    const response = await fetch(`${server.url}/v1/tasks`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(response.status, 200);
+    const documented = Object.keys(doc.paths['/v1/tasks']?.get?.responses['200']?.headers ?? {});
+    for (const name of documented)
+      assert.ok(response.headers.has(name), `GET /v1/tasks did not send ${name}`);
+    assert.ok(documented.includes('RateLimit-Remaining'));
+  });
+
+  it('describes the request body with the schema that validates it', () => {
+    const create = doc.paths['/v1/videos/generations']?.post as
+      | (Operation & { requestBody?: { content: Record<string, { schema: { properties: object } }> } })
+      | undefined;
+    const schema = create?.requestBody?.content['application/json']?.schema;
+    assert.deepEqual(Object.keys(schema?.properties ?? {}).sort(), [
+      'aspect_ratio',
+      'audio_urls',
+      'callback_url',
+      'duration',
+      'image_urls',
+      'model',
+      'prompt',
+      'quality',
+      'seed',
+      'video_urls',
+    ]);
+    assert.equal(
+      create?.responses['200']?.content?.['application/json']?.schema?.$ref,
+      '#/components/schemas/Task',
+    );
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves the reference page from this server, with nothing from a CDN', async () => {
+    const page = await fetch(`${server.url}/docs`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    const html = await page.text();
+    assert.doesNotMatch(html, CDN_PATTERN);
+    const sources = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((match) => match[1] ?? '');
+    assert.ok(sources.length > 0, 'the page loads no script');
+    for (const source of sources) {
+      assert.doesNotMatch(source, /^(https?:)?\/\//, `script from another host: ${source}`);
+      const script = await fetch(new URL(source, page.url));
+      assert.equal(script.status, 200, source);
+      assert.match(script.headers.get('content-type') ?? '', /javascript/);
+      assert.ok((await script.text()).length > 100_000, 'the bundled Scalar script is served');
+    }
+    // The page reads the document at /openapi.json, relative to itself.
+    const url = /"url":\s*"([^"]+)"/.exec(html)?.[1];
+    assert.ok(url, 'the page names no document');
+    assert.equal(new URL(url, page.url).pathname, '/openapi.json');
+  });
+});
+
+describe('a worker process', () => {
+  it('serves neither the document nor the page', async () => {
+    const worker = await startTestService({ VIDEOGEN_ROLE: 'worker' });
+    try {
+      for (const path of ['/openapi.json', '/docs', '/docs/']) {
+        const response = await fetch(worker.url + path);
+        await response.arrayBuffer();
+        assert.equal(response.status, 404, path);
+      }
+      assert.equal((await fetch(`${worker.url}/healthz`)).status, 200);
+    } finally {
+      await worker.close();
+    }
+  });
+});

@@ -1,0 +1,447 @@
+/**
+ * The relay engine against a second, real videogen process (rendering with its built-in local engine),
+ * reached through recording proxies: one in front of its API (the relay's base URL), one in front of its
+ * result links (its public URL), so the tests see what the relay sent where.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
+import { RelayEngine } from '../src/engines/relay/relay-engine.js';
+import type { RelayOptions } from '../src/engines/relay/relay-options.js';
+import { readRelayTask, relayFailure } from '../src/engines/relay/relay-task.js';
+import { TaskFailure } from '../src/errors.js';
+import type { RenderJob } from '../src/ports/engine.js';
+import { RunStopped } from '../src/runner/run-task.js';
+import { Api } from './helpers/api.js';
+import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
+import { imageMeanColour, writeTestImage } from './helpers/media-fixtures.js';
+import { colourDistance, frameMeanColour, type Rgb } from './helpers/mp4-facts.js';
+import {
+  assertContractVideo,
+  assertProgressRisesToOne,
+  jobMaker,
+  renderContext,
+} from './helpers/render-jobs.js';
+import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+
+const RED: Rgb = [220, 30, 40];
+/** How far (RGB distance) a frame's mean colour may be from the picture it should show. */
+const RESEMBLES = 45;
+const WRONG_KEY = `vg_dev_${'W'.repeat(40)}`;
+
+interface Seen {
+  readonly method: string;
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+}
+
+interface RecordingProxy {
+  readonly url: string;
+  readonly seen: Seen[];
+  close(): Promise<void>;
+}
+
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host']);
+
+function listen(server: Server): Promise<string> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    ),
+  );
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+/** Forwards every request to `target` and records it. */
+async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const seen: Seen[] = [];
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks);
+    const method = req.method ?? 'GET';
+    seen.push({ method, path: req.url ?? '', headers: req.headers, body: body.toString() });
+    const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
+    try {
+      const answer = await request(`${target}${req.url}`, {
+        method: method as 'GET',
+        headers: headers as Record<string, string>,
+        body: body.length > 0 ? body : undefined,
+      });
+      const out = Object.fromEntries(
+        Object.entries(answer.headers).filter(([name]) => !HOP_BY_HOP.has(name)),
+      );
+      res.writeHead(answer.statusCode, out);
+      await pipeline(answer.body, res);
+    } catch {
+      res.destroy();
+    }
+  });
+  const url = await listen(server);
+  return { url, seen, close: () => close(server) };
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  const url = await listen(server);
+  await close(server);
+  return Number(new URL(url).port);
+}
+
+let dir: string;
+let upstream: ServerProcess;
+/** The upstream process itself, not through a proxy. */
+let upstreamUrl: string;
+let apiProxy: RecordingProxy;
+let resultsProxy: RecordingProxy;
+let assetServer: AssetServer;
+let key: string;
+let redPng: string;
+
+function engine(options: Partial<RelayOptions> = {}): RelayEngine {
+  return new RelayEngine(
+    'upstream',
+    { type: 'relay', base_url: apiProxy.url, api_key: key, poll_interval_ms: 50, ...options },
+    { baseDir: dir },
+  );
+}
+
+/** This file's jobs: 4 s of a lighthouse in the fast text model, seed 7, with a callback of our own. */
+const relayJob = jobMaker(() => dir, {
+  taskPrefix: 'task-relay',
+  model: 'videogen-2.0-fast-text-to-video',
+  prompt: 'a lighthouse at dusk, waves rolling in',
+  seed: 7,
+  callbackUrl: 'https://hooks.example.test/ours',
+});
+
+/** The requests the relay sent for one job, by the Idempotency-Key it derives from the job's task id. */
+function createRequestOf(job: RenderJob): Seen {
+  const create = apiProxy.seen.find(
+    (s) =>
+      s.method === 'POST' &&
+      s.path === '/v1/videos/generations' &&
+      String(s.headers['idempotency-key']).startsWith(`${job.taskId}-`),
+  );
+  assert.ok(create, `the relay created a task for ${job.taskId}`);
+  return create;
+}
+
+/** The upstream task id the relay polled after `create` (the answer to the create itself is not recorded). */
+function polledTaskIds(from: number): string[] {
+  const ids = apiProxy.seen
+    .slice(from)
+    .map((s) => /^\/v1\/tasks\/([^/?]+)$/.exec(s.path)?.[1])
+    .filter((id): id is string => id !== undefined);
+  return [...new Set(ids)];
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'videogen-relay-'));
+  const port = await freePort();
+  upstreamUrl = `http://127.0.0.1:${port}`;
+  apiProxy = await startRecordingProxy(upstreamUrl);
+  resultsProxy = await startRecordingProxy(upstreamUrl);
+  upstream = await startServer(
+    serverEnv(join(dir, 'upstream-data'), {
+      VIDEOGEN_PORT: String(port),
+      // Result links point at the second proxy: another origin than the relay's base URL.
+      VIDEOGEN_PUBLIC_URL: resultsProxy.url,
+      VIDEOGEN_WORKER_CONCURRENCY: '2',
+      VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '1',
+    }),
+  );
+  const printed = upstream.printedKey();
+  assert.ok(printed, 'the upstream printed its first key');
+  key = printed;
+  await mkdir(join(dir, 'assets'), { recursive: true });
+  // Downloaded assets have no extension: the relay must tell the type from the bytes.
+  redPng = join(dir, 'assets', 'image_urls-0');
+  await writeTestImage(`${redPng}.png`, { width: 640, height: 360, colour: RED, accent: [250, 250, 250] });
+  await rename(`${redPng}.png`, redPng);
+  assetServer = await startAssetServer({});
+});
+
+after(async () => {
+  await upstream?.stop();
+  await apiProxy?.close();
+  await resultsProxy?.close();
+  await assetServer?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('relay engine', () => {
+  it('relays a text job end to end', async () => {
+    const job = relayJob({ prompt: 'a paper boat on a pond' });
+    const ctx = renderContext();
+    const before = apiProxy.seen.length;
+    await engine().render(job, ctx);
+
+    await assertContractVideo(job);
+    assertProgressRisesToOne(ctx.progress);
+    assert.ok(
+      ctx.progress.some((p) => p > 0 && p < 0.9),
+      `the upstream's rendering progress was passed on: ${ctx.progress.join(', ')}`,
+    );
+
+    const create = createRequestOf(job);
+    assert.equal(create.headers.authorization, `Bearer ${key}`);
+    assert.deepEqual(JSON.parse(create.body), {
+      model: 'videogen-2.0-fast-text-to-video',
+      prompt: 'a paper boat on a pond',
+      duration: 4,
+      quality: '480p',
+      aspect_ratio: '16:9',
+      seed: 7,
+    });
+
+    const [taskId, ...others] = polledTaskIds(before);
+    assert.ok(taskId, 'the relay polled the upstream task');
+    assert.deepEqual(others, []);
+    const { status, body: task } = await new Api(upstreamUrl, key).get(taskId);
+    assert.equal(status, 200);
+    assert.equal(task.status, 'completed');
+    assert.equal(task.model, 'videogen-2.0-fast-text-to-video');
+    assert.equal(task.seed, 7);
+
+    const download = resultsProxy.seen.find((s) => s.path.startsWith(`/v1/results/${taskId}.mp4?`));
+    assert.ok(download, 'the result was fetched from the link the upstream gave');
+    assert.equal(download.headers.authorization, undefined, 'no key is sent with the result link');
+  });
+
+  it('sends a local-only image as a data: URL, with the resolved aspect ratio', async () => {
+    const job = relayJob({
+      model: 'videogen-2.0-fast-image-to-video',
+      ratio: 'adaptive',
+      images: [{ url: 'storage:assets/task-relay-x/image_urls-0', path: redPng, width: 640, height: 360 }],
+    });
+    const ctx = renderContext();
+    await engine().render(job, ctx);
+
+    await assertContractVideo(job);
+    assertProgressRisesToOne(ctx.progress);
+    const sent = JSON.parse(createRequestOf(job).body) as { image_urls: string[]; aspect_ratio: string };
+    assert.equal(sent.aspect_ratio, '16:9');
+    assert.equal(sent.image_urls.length, 1);
+    assert.match(sent.image_urls[0] ?? '', /^data:image\/png;base64,/);
+    const first = await frameMeanColour(job.outputPath, 0);
+    const image = await imageMeanColour(redPng);
+    assert.ok(colourDistance(first, image) < RESEMBLES, `the first frame ${first} shows the image ${image}`);
+  });
+
+  it('keeps the code of an asset failure upstream, naming the engine', async () => {
+    const job = relayJob({
+      model: 'videogen-2.0-fast-image-to-video',
+      ratio: 'adaptive',
+      images: [{ url: `${assetServer.url}/missing.png`, path: redPng, width: 640, height: 360 }],
+    });
+    const ctx = renderContext();
+    const error = await engine()
+      .render(job, ctx)
+      .then(
+        () => assert.fail('the render should fail'),
+        (e: unknown) => e,
+      );
+    assert.ok(error instanceof TaskFailure, String(error));
+    assert.equal(error.code, 'asset_fetch_failed');
+    assert.match(error.message, /^relay engine "upstream": image_urls\[0\]: .*404/);
+    const sent = JSON.parse(createRequestOf(job).body) as { image_urls: string[] };
+    assert.deepEqual(
+      sent.image_urls,
+      [`${assetServer.url}/missing.png`],
+      'an http(s) URL is passed on as it is',
+    );
+  });
+
+  it('maps other upstream failures to upstream_error quoting their code and message', () => {
+    const label = 'relay engine "upstream"';
+    const failed = (code: string, message: string) =>
+      relayFailure(
+        readRelayTask({ id: 'task-up-1', status: 'failed', progress: 40, error: { code, message } }, label),
+        label,
+      );
+    const generation = failed('generation_failed', 'The engine failed to generate the video.');
+    assert.equal(generation.code, 'upstream_error');
+    assert.equal(
+      generation.message,
+      'relay engine "upstream": its task task-up-1 failed with generation_failed: The engine failed to generate the video.',
+    );
+    const invalid = failed('invalid_asset', 'image_urls[1]: not a readable image, video or audio file');
+    assert.equal(invalid.code, 'invalid_asset');
+    assert.equal(
+      invalid.message,
+      'relay engine "upstream": image_urls[1]: not a readable image, video or audio file',
+    );
+    assert.throws(
+      () => readRelayTask({ error: { code: 'oops' } }, label),
+      (e) => e instanceof TaskFailure && e.code === 'upstream_error' && /is not a task/.test(e.message),
+    );
+  });
+
+  it('turns a refused key into upstream_error without quoting the key', async () => {
+    const job = relayJob();
+    const error = await engine({ api_key: WRONG_KEY })
+      .render(job, renderContext())
+      .then(
+        () => assert.fail('the render should fail'),
+        (e: unknown) => e,
+      );
+    assert.ok(error instanceof TaskFailure, String(error));
+    assert.equal(error.code, 'upstream_error');
+    assert.match(error.message, /^relay engine "upstream": POST \/v1\/videos\/generations answered HTTP 401/);
+    assert.ok(!error.message.includes(WRONG_KEY), error.message);
+    assert.ok(!error.message.includes(WRONG_KEY.slice(0, 12)), error.message);
+  });
+
+  it('keeps the key out of a message even when a server echoes it back', async () => {
+    const echo = createServer((req, res) => {
+      res.writeHead(401, { 'content-type': 'text/plain' }).end(`refused: ${req.headers.authorization}`);
+    });
+    const url = await listen(echo);
+    try {
+      const error = await engine({ base_url: url, api_key: WRONG_KEY })
+        .render(relayJob(), renderContext())
+        .then(
+          () => assert.fail('the render should fail'),
+          (e: unknown) => e,
+        );
+      assert.ok(error instanceof TaskFailure, String(error));
+      assert.equal(error.code, 'upstream_error');
+      assert.match(error.message, /HTTP 401: refused: Bearer \[redacted\]/);
+      assert.ok(!error.message.includes(WRONG_KEY), error.message);
+      assert.equal(error.cause, undefined, 'a redacted error does not carry the original as its cause');
+    } finally {
+      await close(echo);
+    }
+  });
+
+  it('check() accepts a good key and names a bad key or a dead server', async () => {
+    await engine().check(AbortSignal.timeout(10_000));
+
+    const refused = await engine({ api_key: WRONG_KEY })
+      .check(AbortSignal.timeout(10_000))
+      .then(
+        () => assert.fail('a wrong key should fail the check'),
+        (e: unknown) => e as Error,
+      );
+    assert.match(refused.message, /^relay engine "upstream": the API key was refused .*HTTP 401/);
+    assert.ok(!refused.message.includes(WRONG_KEY), refused.message);
+
+    const deadUrl = `http://127.0.0.1:${await freePort()}`;
+    const dead = await engine({ base_url: deadUrl })
+      .check(AbortSignal.timeout(10_000))
+      .then(
+        () => assert.fail('a dead server should fail the check'),
+        (e: unknown) => e as Error,
+      );
+    assert.match(
+      dead.message,
+      /^relay engine "upstream": http:\/\/127\.0\.0\.1:\d+ could not be reached: .*ECONNREFUSED/,
+    );
+  });
+
+  it('rejects at once on an abort during the create, and cancels the task the create still made', async () => {
+    const requests: string[] = [];
+    let created: () => void = () => undefined;
+    const createSeen = new Promise<void>((resolve) => {
+      created = resolve;
+    });
+    let cancelled: () => void = () => undefined;
+    const cancelSeen = new Promise<void>((resolve) => {
+      cancelled = resolve;
+    });
+    const slow = createServer((req, res) => {
+      requests.push(`${req.method} ${req.url}`);
+      req.resume();
+      if (req.url === '/v1/videos/generations') {
+        created();
+        const task = { id: 'task-slow-1', object: 'video.generation.task', status: 'pending', progress: 0 };
+        setTimeout(
+          () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(task)),
+          400,
+        );
+      } else {
+        if (req.url === '/v1/tasks/task-slow-1/cancel') cancelled();
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found"}}');
+      }
+    });
+    const url = await listen(slow);
+    try {
+      const controller = new AbortController();
+      const reason = new Error('stopped during the create');
+      const rendering = engine({ base_url: url }).render(relayJob(), renderContext(controller.signal));
+      await createSeen;
+      const abortedAt = Date.now();
+      controller.abort(reason);
+      await assert.rejects(rendering, (error) => error === reason);
+      assert.ok(Date.now() - abortedAt < 200, 'it did not wait for the create to answer');
+      await cancelSeen;
+      assert.deepEqual(requests, ['POST /v1/videos/generations', 'POST /v1/tasks/task-slow-1/cancel']);
+    } finally {
+      await close(slow);
+    }
+  });
+
+  it('past the time limit (the runner aborts with RunStopped timeout) it cancels the upstream task', async () => {
+    const job = relayJob({ model: 'videogen-2.0-text-to-video', quality: '1080p', duration: 15 });
+    const controller = new AbortController();
+    const limit = new RunStopped('timeout');
+    const timer = setTimeout(() => controller.abort(limit), 1500);
+    const before = apiProxy.seen.length;
+    try {
+      await assert.rejects(
+        engine().render(job, renderContext(controller.signal, { deadlineMs: 1500 })),
+        (error: unknown) => error === limit,
+      );
+    } finally {
+      clearTimeout(timer);
+    }
+    const [taskId] = polledTaskIds(before);
+    assert.ok(taskId);
+    assert.ok(
+      apiProxy.seen.some((s) => s.method === 'POST' && s.path === `/v1/tasks/${taskId}/cancel`),
+      'the upstream was asked to cancel its task',
+    );
+  });
+
+  it('stops promptly on abort, asks the upstream to cancel, and rejects with the reason', async () => {
+    // A long standard-quality render, so the abort lands while the upstream is rendering.
+    const job = relayJob({ model: 'videogen-2.0-text-to-video', quality: '1080p', duration: 15 });
+    const controller = new AbortController();
+    const reason = new Error('stopped by the test');
+    const ctx = renderContext(controller.signal, {
+      onProgress: (fraction) => {
+        if (fraction > 0 && !controller.signal.aborted) controller.abort(reason);
+      },
+    });
+    const before = apiProxy.seen.length;
+    const rendering = engine().render(job, ctx);
+    const abortedAt = await new Promise<number>((resolve) =>
+      controller.signal.addEventListener('abort', () => resolve(Date.now()), { once: true }),
+    );
+    await assert.rejects(rendering, (error) => error === reason);
+    const tookMs = Date.now() - abortedAt;
+    assert.ok(tookMs < 3500, `rejected ${tookMs} ms after the abort`);
+
+    const [taskId] = polledTaskIds(before);
+    assert.ok(taskId);
+    assert.ok(
+      apiProxy.seen.some((s) => s.method === 'POST' && s.path === `/v1/tasks/${taskId}/cancel`),
+      'the upstream was asked to cancel its task',
+    );
+    const { body: task } = await new Api(upstreamUrl, key).get(taskId);
+    assert.equal(task.status, 'failed', 'the upstream videogen cancelled its task');
+    assert.equal(task.error?.code, 'cancelled');
+  });
+});
