@@ -29,11 +29,13 @@ const PARAMS: GenerationParams = {
 const TABLES = [
   'accounts',
   'api_keys',
+  'dashboard_sessions',
   'files',
   'idempotency_keys',
   'kysely_migration',
   'kysely_migration_lock',
   'secrets',
+  'sign_in_failures',
   'tasks',
   'webhook_attempts',
   'webhook_deliveries',

@@ -119,6 +119,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             createdAt: T0,
             lastUsedAt: null,
             revokedAt: null,
+            expiresAt: null,
           });
           assert.deepEqual(await store.findActiveApiKey('hash-1'), created);
           assert.equal(await store.findActiveApiKey('hash-2'), undefined);
@@ -217,6 +218,143 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(await store.revokeApiKey('vg_dev_same'), true);
           assert.equal(await store.findActiveApiKey('hb'), undefined);
           assert.equal(await store.revokeApiKey('vg_dev_same'), false);
+        }));
+
+      it("revokes only the given account's key when an account is named", () =>
+        withStore(async (store) => {
+          const a = await newScope(store);
+          const b = await newScope(store);
+          const key = await store.createApiKey({
+            accountId: a.accountId,
+            name: 'k',
+            environment: 'development',
+            prefix: 'vg_dev_a',
+            hash: 'ha',
+          });
+          assert.equal(await store.revokeApiKey(key.id, b.accountId), false);
+          assert.ok(await store.findActiveApiKey('ha'));
+          assert.equal(await store.revokeApiKey(key.id, a.accountId), true);
+          assert.equal(await store.findActiveApiKey('ha'), undefined);
+        }));
+
+      it('rotates a key: the new one works at once, the old one until its grace period ends', () =>
+        withStore(async (store, clock) => {
+          const { accountId } = await newScope(store);
+          const other = await newScope(store);
+          const old = await store.createApiKey({
+            accountId,
+            name: 'ci',
+            environment: 'production',
+            prefix: 'vg_prod_old',
+            hash: 'h-old',
+          });
+          clock.now = T0 + 10;
+          assert.equal(
+            await store.rotateApiKey(old.id, other.accountId, { prefix: 'x', hash: 'x' }, 1000),
+            undefined,
+          );
+          const rotation = await store.rotateApiKey(
+            old.id,
+            accountId,
+            { prefix: 'vg_prod_new', hash: 'h-new' },
+            1000,
+          );
+          assert.ok(rotation);
+          assert.equal(rotation.created.name, 'ci');
+          assert.equal(rotation.created.environment, 'production');
+          assert.equal(rotation.created.prefix, 'vg_prod_new');
+          assert.deepEqual(rotation.previous, { ...old, expiresAt: T0 + 1010 });
+          assert.deepEqual(await store.findActiveApiKey('h-new'), rotation.created);
+          assert.deepEqual(await store.findActiveApiKey('h-old'), rotation.previous);
+          clock.now = T0 + 1010;
+          assert.equal(await store.findActiveApiKey('h-old'), undefined);
+          assert.ok(await store.findActiveApiKey('h-new'));
+          // An expired key is not active: it cannot be rotated or revoked again.
+          assert.equal(await store.rotateApiKey(old.id, accountId, { prefix: 'y', hash: 'y' }, 0), undefined);
+          assert.equal(await store.revokeApiKey(old.id), false);
+          // No grace: revoked at once.
+          const again = await store.rotateApiKey(
+            rotation.created.id,
+            accountId,
+            { prefix: 'vg_prod_3', hash: 'h3' },
+            0,
+          );
+          assert.equal(again?.previous.revokedAt, T0 + 1010);
+          assert.equal(await store.findActiveApiKey('h-new'), undefined);
+          assert.ok(await store.findActiveApiKey('h3'));
+        }));
+    });
+
+    describe('dashboard owners, sessions and sign-in failures', () => {
+      const owner = { email: 'ada@example.com', passwordHash: '$argon2id$stand-in' };
+
+      it('creates an owned account once per email and finds its owner', () =>
+        withStore(async (store) => {
+          const account = await store.createOwnedAccount(owner);
+          assert.ok(account);
+          assert.equal(account.email, owner.email);
+          assert.deepEqual(await store.getAccount(account.id), account);
+          assert.equal(await store.createOwnedAccount({ ...owner, passwordHash: 'other' }), undefined);
+          assert.deepEqual(await store.findAccountOwner(owner.email), { accountId: account.id, ...owner });
+          assert.equal(await store.findAccountOwner('bob@example.com'), undefined);
+          // Every account signs callbacks from the start, owned or not.
+          assert.equal((await store.getWebhookSecrets(account.id)).length, 1);
+        }));
+
+      it('gives a key-only account an owner once', () =>
+        withStore(async (store) => {
+          const plain = await store.createAccount();
+          assert.equal(plain.email, null);
+          assert.equal(await store.findAccountOwner(owner.email), undefined);
+          assert.equal(await store.setAccountOwner(plain.id, owner), true);
+          assert.equal((await store.getAccount(plain.id))?.email, owner.email);
+          assert.equal(await store.setAccountOwner(plain.id, { ...owner, email: 'x@example.com' }), false);
+          const second = await store.createAccount();
+          assert.equal(await store.setAccountOwner(second.id, owner), false, 'the email is taken');
+          assert.equal(
+            await store.setAccountOwner('acct_nobody', { ...owner, email: 'y@example.com' }),
+            false,
+          );
+        }));
+
+      it('keeps sessions until they expire, switches their environment and deletes them', () =>
+        withStore(async (store, clock) => {
+          const { accountId } = await newScope(store);
+          const session = await store.createSession({
+            tokenHash: 't1',
+            accountId,
+            csrfToken: 'c1',
+            environment: 'development',
+            expiresAt: T0 + 100,
+          });
+          assert.deepEqual(await store.findSession('t1'), { ...session, createdAt: T0 });
+          assert.equal(await store.setSessionEnvironment('t1', 'production'), true);
+          assert.equal((await store.findSession('t1'))?.environment, 'production');
+          assert.equal(await store.setSessionEnvironment('nope', 'production'), false);
+          clock.now = T0 + 100;
+          assert.equal(await store.findSession('t1'), undefined);
+          await store.createSession({
+            tokenHash: 't2',
+            accountId,
+            csrfToken: 'c2',
+            environment: 'development',
+            expiresAt: T0 + 500,
+          });
+          assert.ok(await store.findSession('t2'));
+          await store.deleteSession('t2');
+          assert.equal(await store.findSession('t2'), undefined);
+        }));
+
+      it('lists sign-in failures per email since a time, oldest first', () =>
+        withStore(async (store, clock) => {
+          for (const at of [T0 + 3, T0 + 1, T0 + 2]) {
+            clock.now = at;
+            await store.recordSignInFailure('ada@example.com');
+          }
+          await store.recordSignInFailure('bob@example.com');
+          assert.deepEqual(await store.listSignInFailures('ada@example.com', T0), [T0 + 1, T0 + 2, T0 + 3]);
+          assert.deepEqual(await store.listSignInFailures('ada@example.com', T0 + 2), [T0 + 2, T0 + 3]);
+          assert.deepEqual(await store.listSignInFailures('carol@example.com', T0), []);
         }));
     });
 

@@ -18,6 +18,32 @@ import type { FileRecord } from '../domain/uploaded-file.js';
 export interface Account {
   readonly id: string;
   readonly createdAt: number;
+  /** The owner's sign-in email (lower case); null for an account made for keys only. */
+  readonly email: string | null;
+}
+
+/** Who signs in to an account's dashboard. */
+export interface AccountOwner {
+  /** Lower case. */
+  readonly email: string;
+  /** argon2id, PHC string. */
+  readonly passwordHash: string;
+}
+
+export interface OwnerCredentials extends AccountOwner {
+  readonly accountId: string;
+}
+
+/** A dashboard sign-in: the cookie holds a token, the store its hash. */
+export interface DashboardSession {
+  readonly tokenHash: string;
+  readonly accountId: string;
+  /** Sent back in `X-CSRF-Token` with every state-changing request. */
+  readonly csrfToken: string;
+  /** The environment the dashboard is looking at. */
+  readonly environment: Environment;
+  readonly createdAt: number;
+  readonly expiresAt: number;
 }
 
 export interface ApiKeyRecord {
@@ -30,6 +56,14 @@ export interface ApiKeyRecord {
   readonly createdAt: number;
   readonly lastUsedAt: number | null;
   readonly revokedAt: number | null;
+  /** A rotated key works until then; null for a key without an end. */
+  readonly expiresAt: number | null;
+}
+
+export interface ApiKeyRotation {
+  readonly created: ApiKeyRecord;
+  /** The key replaced: `expiresAt` is the end of its grace period. */
+  readonly previous: ApiKeyRecord;
 }
 
 export interface NewApiKey {
@@ -145,16 +179,43 @@ export interface Store {
   ping(): Promise<void>;
 
   createAccount(): Promise<Account>;
+  /** An account with a dashboard owner; undefined when the email already has an account. */
+  createOwnedAccount(owner: AccountOwner): Promise<Account | undefined>;
+  /** Gives an account without an owner its owner; false when it has one, does not exist, or the email is taken. */
+  setAccountOwner(accountId: string, owner: AccountOwner): Promise<boolean>;
+  getAccount(id: string): Promise<Account | undefined>;
+  findAccountOwner(email: string): Promise<OwnerCredentials | undefined>;
   countAccounts(): Promise<number>;
+  recordSignInFailure(email: string): Promise<void>;
+  /** When `email`'s sign-ins failed since `since` (epoch ms), oldest first. */
+  listSignInFailures(email: string, since: number): Promise<number[]>;
+  createSession(session: Omit<DashboardSession, 'createdAt'>): Promise<DashboardSession>;
+  /** A session that has not expired. */
+  findSession(tokenHash: string): Promise<DashboardSession | undefined>;
+  setSessionEnvironment(tokenHash: string, environment: Environment): Promise<boolean>;
+  deleteSession(tokenHash: string): Promise<void>;
   /** A named server-wide secret, created by `generate` on first use and the same for every process after. */
   getOrCreateSecret(name: string, generate: () => string): Promise<string>;
 
   createApiKey(key: NewApiKey): Promise<ApiKeyRecord>;
-  /** An active (not revoked) key by hash. */
+  /** An active key (neither revoked nor past its rotation's grace period) by hash. */
   findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId?: string): Promise<ApiKeyRecord[]>;
-  /** Revokes by key id or by displayed prefix; false unless exactly one active key matched. */
-  revokeApiKey(idOrPrefix: string): Promise<boolean>;
+  /**
+   * Revokes by key id or by displayed prefix, of `accountId`'s keys when given; false unless exactly one
+   * active key matched.
+   */
+  revokeApiKey(idOrPrefix: string, accountId?: string): Promise<boolean>;
+  /**
+   * Replaces an active key of the account with a new one of the same name and environment; the old one works
+   * for `graceMs` more (revoked at once when 0). Undefined when there is no such active key.
+   */
+  rotateApiKey(
+    id: string,
+    accountId: string,
+    replacement: Pick<NewApiKey, 'prefix' | 'hash'>,
+    graceMs: number,
+  ): Promise<ApiKeyRotation | undefined>;
   touchApiKey(id: string, at: number): Promise<void>;
 
   createTask(task: NewTask): Promise<TaskRecord>;

@@ -13,6 +13,9 @@ export type NullableMillis = ColumnType<number | string | null, number | null, n
 export interface AccountsTable {
   id: string;
   created_at: Millis;
+  /** The owner's sign-in (migration 0007): lower-cased email and argon2id hash; null for key-only accounts. */
+  email: string | null;
+  password_hash: string | null;
 }
 
 export interface ApiKeysTable {
@@ -25,6 +28,8 @@ export interface ApiKeysTable {
   created_at: Millis;
   last_used_at: NullableMillis;
   revoked_at: NullableMillis;
+  /** A rotated key works until then (migration 0007). */
+  expires_at: NullableMillis;
 }
 
 export interface TasksTable {
@@ -109,6 +114,20 @@ export interface FilesTable {
   created_at: Millis;
 }
 
+export interface DashboardSessionsTable {
+  token_hash: string;
+  account_id: string;
+  csrf_token: string;
+  environment: Environment;
+  created_at: Millis;
+  expires_at: Millis;
+}
+
+export interface SignInFailuresTable {
+  email: string;
+  failed_at: Millis;
+}
+
 export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
@@ -119,4 +138,6 @@ export interface Database {
   webhook_attempts: WebhookAttemptsTable;
   idempotency_keys: IdempotencyKeysTable;
   files: FilesTable;
+  dashboard_sessions: DashboardSessionsTable;
+  sign_in_failures: SignInFailuresTable;
 }

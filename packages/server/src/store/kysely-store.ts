@@ -9,14 +9,17 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
-import type { TaskError, TaskRecord, TaskScope } from '../domain/task.js';
+import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type {
   Account,
+  AccountOwner,
   ApiKeyRecord,
+  ApiKeyRotation,
   CancelOutcome,
   Claim,
   ClaimOptions,
+  DashboardSession,
   DeleteOutcome,
   DeliveryClaim,
   DeliveryClaimOptions,
@@ -24,6 +27,7 @@ import type {
   IdempotentCreation,
   NewApiKey,
   NewTask,
+  OwnerCredentials,
   QueueStats,
   Store,
   TaskList,
@@ -41,30 +45,41 @@ import { createAccount } from './operations/create-account.js';
 import { createApiKey } from './operations/create-api-key.js';
 import { createDelivery } from './operations/create-delivery.js';
 import { createFile } from './operations/create-file.js';
+import { createOwnedAccount } from './operations/create-owned-account.js';
+import { createSession } from './operations/create-session.js';
 import { createTask } from './operations/create-task.js';
 import { createTaskOnce } from './operations/create-task-once.js';
 import { deleteExpiredFiles } from './operations/delete-expired-files.js';
 import { deleteExpiredTasks } from './operations/delete-expired-tasks.js';
+import { deleteSession } from './operations/delete-session.js';
 import { deleteTask } from './operations/delete-task.js';
 import { failAbandonedTasks } from './operations/fail-abandoned-tasks.js';
 import { failTask } from './operations/fail-task.js';
+import { findAccountOwner } from './operations/find-account-owner.js';
 import { findActiveApiKey } from './operations/find-active-api-key.js';
+import { findSession } from './operations/find-session.js';
 import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
+import { getAccount } from './operations/get-account.js';
 import { getFile } from './operations/get-file.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
 import { getTask } from './operations/get-task.js';
 import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
+import { listSignInFailures } from './operations/list-sign-in-failures.js';
 import { listTasks } from './operations/list-tasks.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
+import { recordSignInFailure } from './operations/record-sign-in-failure.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
+import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
+import { setAccountOwner } from './operations/set-account-owner.js';
+import { setSessionEnvironment } from './operations/set-session-environment.js';
 import { touchApiKey } from './operations/touch-api-key.js';
 
 export interface KyselyStoreOptions {
@@ -96,8 +111,48 @@ export abstract class KyselyStore implements Store {
     return createAccount(this.db, this.now());
   }
 
+  createOwnedAccount(owner: AccountOwner): Promise<Account | undefined> {
+    return createOwnedAccount(this.db, owner, this.now());
+  }
+
+  setAccountOwner(accountId: string, owner: AccountOwner): Promise<boolean> {
+    return setAccountOwner(this.db, accountId, owner);
+  }
+
+  getAccount(id: string): Promise<Account | undefined> {
+    return getAccount(this.db, id);
+  }
+
+  findAccountOwner(email: string): Promise<OwnerCredentials | undefined> {
+    return findAccountOwner(this.db, email);
+  }
+
   countAccounts(): Promise<number> {
     return countAccounts(this.db);
+  }
+
+  recordSignInFailure(email: string): Promise<void> {
+    return recordSignInFailure(this.db, email, this.now());
+  }
+
+  listSignInFailures(email: string, since: number): Promise<number[]> {
+    return listSignInFailures(this.db, email, since);
+  }
+
+  createSession(session: Omit<DashboardSession, 'createdAt'>): Promise<DashboardSession> {
+    return createSession(this.db, session, this.now());
+  }
+
+  findSession(tokenHash: string): Promise<DashboardSession | undefined> {
+    return findSession(this.db, tokenHash, this.now());
+  }
+
+  setSessionEnvironment(tokenHash: string, environment: Environment): Promise<boolean> {
+    return setSessionEnvironment(this.db, tokenHash, environment);
+  }
+
+  deleteSession(tokenHash: string): Promise<void> {
+    return deleteSession(this.db, tokenHash);
   }
 
   getOrCreateSecret(name: string, generate: () => string): Promise<string> {
@@ -109,15 +164,24 @@ export abstract class KyselyStore implements Store {
   }
 
   findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    return findActiveApiKey(this.db, hash);
+    return findActiveApiKey(this.db, hash, this.now());
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRecord[]> {
     return listApiKeys(this.db, accountId);
   }
 
-  revokeApiKey(idOrPrefix: string): Promise<boolean> {
-    return revokeApiKey(this.db, idOrPrefix, this.now());
+  revokeApiKey(idOrPrefix: string, accountId?: string): Promise<boolean> {
+    return revokeApiKey(this.db, idOrPrefix, accountId, this.now());
+  }
+
+  rotateApiKey(
+    id: string,
+    accountId: string,
+    replacement: Pick<NewApiKey, 'prefix' | 'hash'>,
+    graceMs: number,
+  ): Promise<ApiKeyRotation | undefined> {
+    return rotateApiKey(this.db, id, accountId, replacement, graceMs, this.now());
   }
 
   touchApiKey(id: string, at: number): Promise<void> {

@@ -69,9 +69,10 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     createdAt: millis(row.created_at),
     lastUsedAt: nullableMillis(row.last_used_at),
     revokedAt: nullableMillis(row.revoked_at),
+    expiresAt: nullableMillis(row.expires_at),
   };
 }
 
 export function toAccount(row: Selectable<AccountsTable>): Account {
-  return { id: row.id, createdAt: millis(row.created_at) };
+  return { id: row.id, createdAt: millis(row.created_at), email: row.email };
 }

@@ -9,6 +9,7 @@ import * as taskCallbackUrl from './0003-task-callback-url.js';
 import * as idempotencyKeys from './0004-idempotency-keys.js';
 import * as taskExpiryIndex from './0005-task-expiry-index.js';
 import * as files from './0006-files.js';
+import * as dashboard from './0007-dashboard.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -17,6 +18,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0004-idempotency-keys': idempotencyKeys,
   '0005-task-expiry-index': taskExpiryIndex,
   '0006-files': files,
+  '0007-dashboard': dashboard,
 };
 
 const provider: MigrationProvider = {

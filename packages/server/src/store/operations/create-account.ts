@@ -5,7 +5,7 @@ import type { Database } from '../database-schema.js';
 
 /** An account, with the webhook signing secret every account has from the start. */
 export async function createAccount(db: Kysely<Database>, now: number): Promise<Account> {
-  const account = { id: newId('acct'), createdAt: now };
+  const account = { id: newId('acct'), createdAt: now, email: null };
   await db.transaction().execute(async (trx) => {
     await trx.insertInto('accounts').values({ id: account.id, created_at: now }).execute();
     await trx

@@ -17,6 +17,7 @@ export async function createApiKey(db: Kysely<Database>, key: NewApiKey, now: nu
       created_at: now,
       last_used_at: null,
       revoked_at: null,
+      expires_at: null,
     })
     .execute();
   return {
@@ -28,5 +29,6 @@ export async function createApiKey(db: Kysely<Database>, key: NewApiKey, now: nu
     createdAt: now,
     lastUsedAt: null,
     revokedAt: null,
+    expiresAt: null,
   };
 }
