@@ -1,7 +1,44 @@
-/** API key management for the CLI (and later the dashboard): keys are shown once and stored as hashes. */
+/** API key management for the CLI and the dashboard: keys are shown once and stored as hashes. */
 import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from './domain/identifiers.js';
 import type { Environment } from './domain/task.js';
 import type { ApiKeyRecord, Store } from './ports/store.js';
+
+/** A key as the dashboard lists it: never the key itself, times in Unix seconds. */
+export interface PublicApiKey {
+  id: string;
+  name: string;
+  environment: Environment;
+  prefix: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+}
+
+const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+
+export function toPublicApiKey(record: ApiKeyRecord): PublicApiKey {
+  return {
+    id: record.id,
+    name: record.name,
+    environment: record.environment,
+    prefix: record.prefix,
+    created_at: Math.floor(record.createdAt / 1000),
+    last_used_at: seconds(record.lastUsedAt),
+    expires_at: seconds(record.expiresAt),
+  };
+}
+
+/** The keys that work now (not revoked, not past a rotation's grace period), newest first. */
+export async function activeApiKeys(
+  store: Store,
+  accountId: string,
+  now = Date.now(),
+): Promise<ApiKeyRecord[]> {
+  const keys = await store.listApiKeys(accountId);
+  return keys
+    .filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now))
+    .reverse();
+}
 
 export interface CreatedKey {
   /** The secret itself: shown once, never stored. */
@@ -42,4 +79,26 @@ export async function createFirstKey(store: Store): Promise<CreatedKey | undefin
     environment: 'development',
     accountId: account.id,
   });
+}
+
+/**
+ * Replaces a key of the account with a new one (same name and environment); the old one keeps working for
+ * `graceMs` so that its clients can move over. Undefined when the account has no such active key.
+ */
+export async function rotateApiKey(
+  store: Store,
+  accountId: string,
+  keyId: string,
+  graceMs: number,
+): Promise<{ key: string; record: ApiKeyRecord; previous: ApiKeyRecord } | undefined> {
+  const existing = (await store.listApiKeys(accountId)).find((key) => key.id === keyId);
+  if (!existing) return undefined;
+  const key = newApiKey(existing.environment);
+  const rotation = await store.rotateApiKey(
+    keyId,
+    accountId,
+    { prefix: apiKeyDisplayPrefix(key), hash: hashApiKey(key) },
+    graceMs,
+  );
+  return rotation && { key, record: rotation.created, previous: rotation.previous };
 }

@@ -15,6 +15,7 @@ import {
   openWorkSignal,
 } from './adapters.js';
 import type { Config } from './config.js';
+import { DashboardSessions } from './dashboard-sessions.js';
 import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
@@ -96,7 +97,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       onDeliveryQueued: () => void signal.notify('deliveries'),
       onCancelled: () => void signal.notify('cancellations'),
     });
-    api = { tasks, links, storage, files };
+    const dashboard = {
+      sessions: new DashboardSessions(store),
+      secureCookies: publicUrl.startsWith('https:'),
+      mediaSources: resultMediaSources(config.storageUrl),
+    };
+    api = { tasks, links, storage, files, dashboard };
   }
 
   const pool = engines
@@ -182,4 +188,14 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       await store.close();
     },
   };
+}
+
+/**
+ * Where the dashboard's page may play result videos from besides this server: S3 storage hands out presigned
+ * bucket URLs (the endpoint's origin when one is set in the environment, any https origin otherwise).
+ */
+function resultMediaSources(storageUrl: string): string[] {
+  if (!storageUrl.startsWith('s3:')) return [];
+  const endpoint = process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL;
+  return endpoint ? [new URL(endpoint).origin, 'https:'] : ['https:'];
 }

@@ -118,6 +118,15 @@ export class TaskService {
     return this.present(await this.#find(scope, taskId));
   }
 
+  /** What the task was created with, as a request body (the dashboard shows it); empty fields left out. */
+  async request(scope: TaskScope, taskId: string): Promise<Record<string, unknown>> {
+    const { model, params } = await this.#find(scope, taskId);
+    const fields = Object.entries(params).filter(
+      ([, value]) => value !== null && !(Array.isArray(value) && value.length === 0),
+    );
+    return { model, ...Object.fromEntries(fields) };
+  }
+
   async list(scope: TaskScope, query: TaskListQuery): Promise<PublicTaskList> {
     const { tasks, hasMore } = await this.#store.listTasks(scope, query);
     const last = tasks.at(-1);

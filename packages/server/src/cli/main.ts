@@ -1,6 +1,7 @@
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
 import { ConfigError, ROLES, type Role } from '../config.js';
+import { accountsCommand } from './accounts-command.js';
 import { enginesCommand } from './engines-command.js';
 import { keysCommand } from './keys-command.js';
 import { serveCommand } from './serve-command.js';
@@ -12,6 +13,10 @@ Commands:
   serve [--role all|api|worker]           Serve the API and run workers (SQLite + local files by default);
                                           api: API and callbacks only; worker: render only
   worker                                  Same as serve --role worker
+  accounts create --email EMAIL [--account ID]
+                                          Create an account whose owner signs in to the dashboard
+                                          (password from stdin or a prompt); with --account, give
+                                          that existing account its owner instead
   keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
   keys list [--json]                      List API keys (never the keys themselves)
   keys revoke ID_OR_PREFIX                Revoke an API key
@@ -39,6 +44,8 @@ async function main(argv: string[]): Promise<number> {
     case 'worker':
       parseArgs({ args: rest, options: {}, strict: true });
       return serveCommand('worker');
+    case 'accounts':
+      return accountsCommand(rest);
     case 'keys':
       return keysCommand(rest);
     case 'webhooks':

@@ -3,11 +3,9 @@ import { parseArgs } from 'node:util';
 import { defaultAccountId } from '../api-keys.js';
 import { toPublicDelivery } from '../domain/delivery.js';
 import type { Store } from '../ports/store.js';
+import { WEBHOOK_SECRET_OVERLAP_MS } from '../webhooks/webhook-signature.js';
 import { UsageError } from './main.js';
 import { printTable, withStore } from './store-session.js';
-
-/** How long a rotated-out secret keeps signing beside the new one. */
-export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
 
 async function currentSecret(store: Store, accountId: string): Promise<string> {
   const current = (await store.getWebhookSecrets(accountId)).at(0);
@@ -24,7 +22,7 @@ export async function webhooksCommand(args: string[]): Promise<number> {
       const secret = await withStore(async (store) => {
         const accountId = values.account ?? (await defaultAccountId(store));
         if (action === 'secret') return currentSecret(store, accountId);
-        return (await store.rotateWebhookSecret(accountId, ROTATION_OVERLAP_MS)).secret;
+        return (await store.rotateWebhookSecret(accountId, WEBHOOK_SECRET_OVERLAP_MS)).secret;
       });
       // The secret alone on stdout, so that scripts can capture it.
       process.stdout.write(`${secret}\n`);

@@ -3,6 +3,7 @@
  * An API process serves everything; a worker process only its health checks.
  */
 import { randomBytes } from 'node:crypto';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, {
   type FastifyInstance,
   type FastifyReply,
@@ -10,16 +11,22 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { DashboardSessions } from '../dashboard-sessions.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
-import { createAuthenticator } from './authentication.js';
+import { createAuthenticator, createSessionGuard } from './authentication.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { type RateLimitSettings, withRateLimit } from './rate-limit.js';
+import { dashboardKeyRoutes } from './routes/dashboard-keys.js';
+import { dashboardPageRoutes } from './routes/dashboard-pages.js';
+import { dashboardSessionRoutes } from './routes/dashboard-session.js';
+import { dashboardTaskRoutes } from './routes/dashboard-tasks.js';
+import { dashboardWebhookRoutes } from './routes/dashboard-webhooks.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { fileRoutes } from './routes/files.js';
 import { generationRoutes } from './routes/generations.js';
@@ -35,6 +42,16 @@ export interface ApiDependencies {
   readonly storage: Storage;
   /** Uploads (`/v1/files`). */
   readonly files?: FileService;
+  /** The account dashboard (`/dashboard`); its session cookie also opens the `/v1` routes. */
+  readonly dashboard?: DashboardDependencies;
+}
+
+export interface DashboardDependencies {
+  readonly sessions: DashboardSessions;
+  /** Mark the session cookie Secure even when the request reached us over http (TLS ended at a proxy). */
+  readonly secureCookies: boolean;
+  /** Origins result videos are played from besides this server, for the page's content security policy. */
+  readonly mediaSources: readonly string[];
 }
 
 export interface AppDependencies {
@@ -102,13 +119,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // @fastify/swagger learns the routes from an onRoute hook, so it comes first and the routes are added in a
   // plugin registered after it (a route added directly on `app` here would be missing from /openapi.json).
   if (api) registerOpenApi(app);
+  if (api?.dashboard) app.register(fastifyCookie);
   app.register(async (routes) => {
     healthRoutes(routes, { store: deps.store, isDraining: deps.isDraining });
     metricsRoutes(routes, { metrics: deps.metrics });
     if (api) {
       const authenticate = withRateLimit(
         routes,
-        createAuthenticator(deps.store),
+        createAuthenticator(deps.store, api.dashboard?.sessions),
         deps.rateLimit ?? { perMinute: 0, windowMs: 60_000 },
       );
       generationRoutes(routes, { tasks: api.tasks, authenticate, maxBodyBytes: deps.maxBodyBytes });
@@ -117,6 +135,16 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
       resultRoutes(routes, { links: api.links, storage: api.storage });
+      const { dashboard } = api;
+      if (dashboard) {
+        const { sessions, secureCookies } = dashboard;
+        const requireSession = createSessionGuard(sessions);
+        dashboardSessionRoutes(routes, { store: deps.store, sessions, requireSession, secureCookies });
+        dashboardKeyRoutes(routes, { store: deps.store, requireSession });
+        dashboardWebhookRoutes(routes, { store: deps.store, requireSession });
+        dashboardTaskRoutes(routes, { tasks: api.tasks, requireSession });
+        dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });
+      }
       openApiRoutes(routes);
     }
   });

@@ -46,7 +46,8 @@ function addResponseHeaders(paths: Record<string, Record<string, unknown>> | und
     for (const value of Object.values(item)) {
       const operation = value as Operation;
       if (!operation?.responses || typeof operation.responses !== 'object') continue;
-      const authenticated = (operation.security?.length ?? 0) > 0;
+      // The per-key rate limit runs on the routes an API key opens (the dashboard's own routes have none).
+      const authenticated = (operation.security ?? []).some((scheme) => 'apiKey' in (scheme as object));
       for (const [status, response] of Object.entries(operation.responses)) {
         const isError = Object.values(response.content ?? {}).some((media) =>
           media.schema?.$ref?.endsWith('/Error'),
@@ -95,13 +96,27 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'Callbacks', description: "A task's callback deliveries." },
         { name: 'Results', description: 'Result videos behind signed links.' },
         { name: 'Operations', description: 'Health checks and metrics, without authentication.' },
+        {
+          name: 'Dashboard',
+          description:
+            "The account dashboard's own routes (sign-in, API keys, webhook secret), for its page.",
+        },
       ],
       components: {
         securitySchemes: {
           apiKey: {
             type: 'http',
             scheme: 'bearer',
-            description: 'An API key (`vg_dev_…` or `vg_prod_…`), made with `videogen keys create`.',
+            description:
+              'An API key (`vg_dev_…` or `vg_prod_…`), made in the dashboard or with `videogen keys create`.',
+          },
+          dashboardSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'videogen_session',
+            description:
+              'The dashboard session (`POST /dashboard/api/sign-in`); state-changing requests also send its ' +
+              '`csrf_token` as `X-CSRF-Token`.',
           },
         },
         headers: RESPONSE_HEADERS,

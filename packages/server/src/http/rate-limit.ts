@@ -10,7 +10,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError } from '../errors.js';
-import { principalOf } from './authentication.js';
+import { principalOf, rateLimitSubject } from './authentication.js';
 
 export interface RateLimitSettings {
   /** Requests per key per minute; 0 turns the limit off. */
@@ -45,7 +45,7 @@ export function withRateLimit(
     max,
     timeWindow: settings.windowMs,
     cache: TRACKED_KEYS,
-    keyGenerator: (request) => principalOf(request).keyId,
+    keyGenerator: (request) => rateLimitSubject(principalOf(request)),
   });
   let check: ReturnType<FastifyInstance['createRateLimit']> | undefined;
 

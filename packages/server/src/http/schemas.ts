@@ -173,8 +173,14 @@ export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   FileSchema,
 ] as (TSchema & { $id: string })[];
 
-/** The security requirement of the routes that need `Authorization: Bearer <API_KEY>`. */
-export const API_KEY_SECURITY = [{ apiKey: [] }];
+/**
+ * The security requirement of the `/v1` routes: `Authorization: Bearer <API_KEY>`, or the dashboard's session
+ * cookie (with `X-CSRF-Token` on state-changing requests).
+ */
+export const API_KEY_SECURITY: { [scheme: string]: string[] }[] = [{ apiKey: [] }, { dashboardSession: [] }];
+
+/** The dashboard's own routes: the session cookie only. */
+export const DASHBOARD_SECURITY: { [scheme: string]: string[] }[] = [{ dashboardSession: [] }];
 
 export const TaskIdParams = Type.Object({ task_id: Type.String({ description: 'The id of the task.' }) });
 

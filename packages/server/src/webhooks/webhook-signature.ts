@@ -6,6 +6,9 @@ import { createHmac } from 'node:crypto';
 
 const SECRET_PREFIX = 'whsec_';
 
+/** How long a rotated-out secret keeps signing beside the new one, so receivers can switch without a gap. */
+export const WEBHOOK_SECRET_OVERLAP_MS = 24 * 60 * 60 * 1000;
+
 function keyOf(secret: string): Buffer {
   return Buffer.from(
     secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret,

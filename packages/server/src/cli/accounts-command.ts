@@ -1,0 +1,64 @@
+/** `videogen accounts create`: an account with an owner who signs in to the dashboard. */
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { createOwnerAccount, MIN_PASSWORD_LENGTH } from '../accounts.js';
+import { UsageError } from './main.js';
+import { withStore } from './store-session.js';
+
+/**
+ * The password: the first line of stdin when it is piped (scripts, secret managers), else typed at a prompt
+ * that does not echo it. Never an argument: those end up in shell history and `ps`.
+ */
+async function readPassword(): Promise<string> {
+  const input = process.stdin;
+  if (!input.isTTY) {
+    const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      lines.close();
+      return line;
+    }
+    return '';
+  }
+  process.stderr.write(`Password (at least ${MIN_PASSWORD_LENGTH} characters): `);
+  input.setRawMode(true);
+  input.resume();
+  let password = '';
+  try {
+    for await (const chunk of input as AsyncIterable<Buffer>) {
+      for (const char of chunk.toString('utf8')) {
+        if (char === '\r' || char === '\n') return password;
+        if (char === '\u0003') throw new UsageError('cancelled');
+        if (char === '\u007f' || char === '\b') password = password.slice(0, -1);
+        else password += char;
+      }
+    }
+    return password;
+  } finally {
+    input.setRawMode(false);
+    input.pause();
+    process.stderr.write('\n');
+  }
+}
+
+export async function accountsCommand(args: string[]): Promise<number> {
+  const [action, ...rest] = args;
+  if (action !== 'create') {
+    throw new UsageError(
+      action ? `unknown accounts action ${JSON.stringify(action)}` : 'accounts needs an action',
+    );
+  }
+  const { values } = parseArgs({
+    args: rest,
+    options: { email: { type: 'string' }, account: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.email) throw new UsageError('accounts create needs --email EMAIL');
+  const password = await readPassword();
+  const created = await withStore((store) =>
+    createOwnerAccount(store, { email: values.email!, password, accountId: values.account }),
+  );
+  // The id alone on stdout, for scripts; the rest is for people.
+  process.stdout.write(`${created.accountId}\n`);
+  process.stderr.write(`${created.email} can sign in at /dashboard.\n`);
+  return 0;
+}

@@ -1,0 +1,160 @@
+/** The dashboard's key management: list, create (shown once), revoke and rotate with a grace period. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import { activeApiKeys, createApiKey, rotateApiKey, toPublicApiKey } from '../../api-keys.js';
+import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
+import { ApiError } from '../../errors.js';
+import type { Store } from '../../ports/store.js';
+import { signedInSession } from '../authentication.js';
+import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+
+/** The longest grace period a rotation may give the old key: 30 days. */
+export const MAX_GRACE_PERIOD_HOURS = 720;
+
+const ApiKeySchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    environment: Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env))),
+    prefix: Type.String({ description: 'The first characters of the key.' }),
+    created_at: Type.Integer({ description: 'Unix seconds.' }),
+    last_used_at: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix seconds, to the minute.' }),
+    expires_at: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'Unix seconds: the end of a rotated key’s grace period.',
+    }),
+  },
+  { description: 'An API key, without the key itself.' },
+);
+
+const NewKeySchema = Type.Object({
+  key: Type.String({ description: 'The key itself: in this answer only.' }),
+  api_key: ApiKeySchema,
+});
+
+const KeyIdParams = Type.Object({ key_id: Type.String() });
+const READ_ERRORS = ['not_signed_in', 'internal_error'] as const;
+const CHANGE_ERRORS = [...READ_ERRORS, 'invalid_csrf_token'] as const;
+
+function keyNotFound(): ApiError {
+  return new ApiError('api_key_not_found', 'This account has no such active API key.', { param: 'key_id' });
+}
+
+export function dashboardKeyRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; requireSession: preValidationAsyncHookHandler },
+) {
+  const accountOf = (request: FastifyRequest) => signedInSession(request).accountId;
+
+  app.get(
+    '/dashboard/api/keys',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: "The account's API keys",
+        description: 'The keys that work now (not revoked, not past a grace period), newest first.',
+        operationId: 'listApiKeys',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        response: { 200: Type.Object({ data: Type.Array(ApiKeySchema) }), ...errorResponses(...READ_ERRORS) },
+      },
+    },
+    async (request) => ({
+      data: (await activeApiKeys(deps.store, accountOf(request))).map(toPublicApiKey),
+    }),
+  );
+
+  const CreateKeySchema = Type.Object(
+    {
+      name: Type.String({ minLength: 1, maxLength: 100 }),
+      environment: Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env))),
+    },
+    { additionalProperties: false },
+  );
+  app.post<{ Body: { name: string; environment: Environment } }>(
+    '/dashboard/api/keys',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'Create an API key',
+        operationId: 'createApiKey',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        body: CreateKeySchema,
+        response: { 201: NewKeySchema, ...errorResponses('invalid_parameter', ...CHANGE_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      const accountId = accountOf(request);
+      const name = request.body.name.trim();
+      if (!name) throw new ApiError('invalid_parameter', 'name must not be blank.', { param: 'name' });
+      const created = await createApiKey(deps.store, {
+        name,
+        environment: request.body.environment,
+        accountId,
+      });
+      return reply.code(201).send({ key: created.key, api_key: toPublicApiKey(created.record) });
+    },
+  );
+
+  app.post<{ Params: Static<typeof KeyIdParams> }>(
+    '/dashboard/api/keys/:key_id/revoke',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'Revoke an API key',
+        description: 'The key stops working at once.',
+        operationId: 'revokeApiKey',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        params: KeyIdParams,
+        response: {
+          200: Type.Object({ api_key: ApiKeySchema }),
+          ...errorResponses('api_key_not_found', ...CHANGE_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const accountId = accountOf(request);
+      const { key_id: keyId } = request.params;
+      const key = (await activeApiKeys(deps.store, accountId)).find((k) => k.id === keyId);
+      if (!key || !(await deps.store.revokeApiKey(keyId, accountId))) throw keyNotFound();
+      return { api_key: toPublicApiKey(key) };
+    },
+  );
+
+  app.post<{ Params: Static<typeof KeyIdParams>; Body: { grace_period_hours: number } }>(
+    '/dashboard/api/keys/:key_id/rotate',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'Rotate an API key',
+        description:
+          'Creates a new key of the same name and environment; the old one keeps working for ' +
+          '`grace_period_hours` (at most 720) and is revoked at once when it is 0.',
+        operationId: 'rotateApiKey',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        params: KeyIdParams,
+        body: Type.Object(
+          { grace_period_hours: Type.Integer({ minimum: 0, maximum: MAX_GRACE_PERIOD_HOURS }) },
+          { additionalProperties: false },
+        ),
+        response: {
+          201: Type.Object({ key: Type.String(), api_key: ApiKeySchema, previous: ApiKeySchema }),
+          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      const accountId = accountOf(request);
+      const graceMs = request.body.grace_period_hours * 60 * 60 * 1000;
+      const rotated = await rotateApiKey(deps.store, accountId, request.params.key_id, graceMs);
+      if (!rotated) throw keyNotFound();
+      return reply.code(201).send({
+        key: rotated.key,
+        api_key: toPublicApiKey(rotated.record),
+        previous: toPublicApiKey(rotated.previous),
+      });
+    },
+  );
+}

@@ -1,0 +1,131 @@
+/** Dashboard sign-in and the session: sign in, sign out, who is signed in, which environment they look at. */
+import { type Static, Type } from '@sinclair/typebox';
+import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { DashboardSessions } from '../../dashboard-sessions.js';
+import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
+import { ApiError } from '../../errors.js';
+import type { DashboardSession, Store } from '../../ports/store.js';
+import { signedInSession } from '../authentication.js';
+import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { clearSessionCookie, setSessionCookie } from '../session-cookie.js';
+
+const EnvironmentSchema = Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env)));
+
+const SessionSchema = Type.Object({
+  account: Type.Object({ id: Type.String(), email: Type.String() }),
+  environment: EnvironmentSchema,
+  csrf_token: Type.String({ description: 'Send it as `X-CSRF-Token` with every state-changing request.' }),
+});
+type SessionBody = Static<typeof SessionSchema>;
+
+const SignInSchema = Type.Object(
+  {
+    email: Type.String({ minLength: 1, maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const SESSION_ERRORS = ['not_signed_in', 'internal_error'] as const;
+const CHANGE_ERRORS = [...SESSION_ERRORS, 'invalid_csrf_token'] as const;
+
+export function dashboardSessionRoutes(
+  app: FastifyInstance,
+  deps: {
+    store: Store;
+    sessions: DashboardSessions;
+    requireSession: preValidationAsyncHookHandler;
+    secureCookies: boolean;
+  },
+) {
+  async function describe(session: DashboardSession): Promise<SessionBody> {
+    const account = await deps.store.getAccount(session.accountId);
+    if (!account?.email) throw new ApiError('not_signed_in', 'Sign in to the dashboard first.');
+    return {
+      account: { id: account.id, email: account.email },
+      environment: session.environment,
+      csrf_token: session.csrfToken,
+    };
+  }
+
+  app.post<{ Body: Static<typeof SignInSchema> }>(
+    '/dashboard/api/sign-in',
+    {
+      schema: {
+        summary: 'Sign in to the dashboard',
+        description:
+          'Sets the `videogen_session` cookie. Five failed sign-ins for one email within 15 minutes refuse the ' +
+          'next ones (`rate_limited`, with `Retry-After`) until the oldest of them is 15 minutes old.',
+        operationId: 'signIn',
+        tags: ['Dashboard'],
+        body: SignInSchema,
+        response: {
+          200: SessionSchema,
+          ...errorResponses('invalid_parameter', 'invalid_credentials', 'rate_limited', 'internal_error'),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { token, session } = await deps.sessions.signIn(request.body.email, request.body.password);
+      setSessionCookie(reply, token, deps.secureCookies);
+      return describe(session);
+    },
+  );
+
+  app.post(
+    '/dashboard/api/sign-out',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'Sign out of the dashboard',
+        operationId: 'signOut',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        response: {
+          204: Type.Null({ description: 'Signed out; the cookie is cleared.' }),
+          ...errorResponses(...CHANGE_ERRORS),
+        },
+      },
+    },
+    async (request, reply) => {
+      await deps.sessions.signOut(signedInSession(request));
+      clearSessionCookie(reply, deps.secureCookies);
+      return reply.code(204).send();
+    },
+  );
+
+  app.get(
+    '/dashboard/api/session',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'The signed-in session',
+        operationId: 'getSession',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        response: { 200: SessionSchema, ...errorResponses(...SESSION_ERRORS) },
+      },
+    },
+    async (request) => describe(signedInSession(request)),
+  );
+
+  app.put<{ Body: { environment: Environment } }>(
+    '/dashboard/api/session/environment',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: "Switch the dashboard's environment",
+        description: "Requests made with the session cookie act on this environment's keys-worth of tasks.",
+        operationId: 'setSessionEnvironment',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        body: Type.Object({ environment: EnvironmentSchema }, { additionalProperties: false }),
+        response: { 200: SessionSchema, ...errorResponses('invalid_parameter', ...CHANGE_ERRORS) },
+      },
+    },
+    async (request) => {
+      const session = signedInSession(request);
+      return describe(await deps.sessions.setEnvironment(session, request.body.environment));
+    },
+  );
+}

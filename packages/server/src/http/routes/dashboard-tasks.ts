@@ -1,0 +1,37 @@
+/** What the dashboard shows of a task beyond the public API: the request it was created with. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { TaskService } from '../../task-service.js';
+import { signedInSession } from '../authentication.js';
+import { DASHBOARD_SECURITY, errorResponses, TaskIdParams } from '../schemas.js';
+
+export function dashboardTaskRoutes(
+  app: FastifyInstance,
+  deps: { tasks: TaskService; requireSession: preValidationAsyncHookHandler },
+) {
+  app.get<{ Params: { task_id: string } }>(
+    '/dashboard/api/tasks/:task_id/request',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'The request a task was created with',
+        description:
+          "The body of the creation, as stored: uploaded and inline assets appear as the service's storage references.",
+        operationId: 'getTaskRequest',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        params: TaskIdParams,
+        response: {
+          200: Type.Object({
+            request: Type.Object({ model: Type.String() }, { additionalProperties: true }),
+          }),
+          ...errorResponses('not_signed_in', 'task_not_found', 'internal_error'),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId, environment } = signedInSession(request);
+      return { request: await deps.tasks.request({ accountId, environment }, request.params.task_id) };
+    },
+  );
+}

@@ -1,0 +1,69 @@
+/** The dashboard's webhook signing secret: reveal it, rotate it. */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { Store } from '../../ports/store.js';
+import { WEBHOOK_SECRET_OVERLAP_MS } from '../../webhooks/webhook-signature.js';
+import { signedInSession } from '../authentication.js';
+import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+
+const WebhookSecretSchema = Type.Object({
+  secret: Type.String({ description: 'The current signing secret, `whsec_…`.' }),
+  created_at: Type.Integer({ description: 'Unix seconds.' }),
+  previous: Type.Array(
+    Type.Object({ expires_at: Type.Integer({ description: 'Unix seconds: it stops signing then.' }) }),
+    { description: 'Secrets rotated out that still sign beside the current one.' },
+  ),
+});
+
+async function describe(store: Store, accountId: string) {
+  const [current, ...previous] = await store.getWebhookSecrets(accountId);
+  if (!current) throw new Error(`account ${accountId} has no webhook signing secret`);
+  return {
+    secret: current.secret,
+    created_at: Math.floor(current.createdAt / 1000),
+    previous: previous.map((old) => ({ expires_at: Math.floor((old.expiresAt ?? 0) / 1000) })),
+  };
+}
+
+export function dashboardWebhookRoutes(
+  app: FastifyInstance,
+  deps: { store: Store; requireSession: preValidationAsyncHookHandler },
+) {
+  app.get(
+    '/dashboard/api/webhook-secret',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'The webhook signing secret',
+        operationId: 'getWebhookSecret',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        response: { 200: WebhookSecretSchema, ...errorResponses('not_signed_in', 'internal_error') },
+      },
+    },
+    async (request) => describe(deps.store, signedInSession(request).accountId),
+  );
+
+  app.post(
+    '/dashboard/api/webhook-secret/rotate',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: 'Rotate the webhook signing secret',
+        description: 'A new secret signs from now on; the old one signs beside it for 24 hours.',
+        operationId: 'rotateWebhookSecret',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        response: {
+          200: WebhookSecretSchema,
+          ...errorResponses('not_signed_in', 'invalid_csrf_token', 'internal_error'),
+        },
+      },
+    },
+    async (request) => {
+      const { accountId } = signedInSession(request);
+      await deps.store.rotateWebhookSecret(accountId, WEBHOOK_SECRET_OVERLAP_MS);
+      return describe(deps.store, accountId);
+    },
+  );
+}

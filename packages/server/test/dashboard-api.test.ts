@@ -1,0 +1,429 @@
+/**
+ * The dashboard's routes over real HTTP, without a browser: sign-in and its rate limit, the session cookie's
+ * flags, CSRF on every state-changing request made with the cookie (the dashboard's own routes and `/v1`),
+ * key creation, revocation and rotation with a grace period as the API sees them, the environment switch, the
+ * webhook secret, and `videogen accounts create`.
+ */
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { createOwnerAccount } from '../src/accounts.js';
+import type { PublicTask } from '../src/domain/task.js';
+import { CLI_PATH, serverEnv, startServer } from './helpers/server-process.js';
+import { startTestService, type TestService } from './helpers/test-service.js';
+
+const PASSWORD = 'correct horse battery staple';
+const TEXT = {
+  model: 'videogen-2.0-fast-text-to-video',
+  prompt: 'a paper boat',
+  duration: 4,
+  quality: '480p',
+};
+
+interface Answer<T = Record<string, unknown>> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A browser's worth of state: the session cookie and the CSRF token the page would hold. */
+class Browser {
+  cookie: string | undefined;
+  csrf: string | undefined;
+  constructor(readonly base: string) {}
+
+  async request<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    options: { csrf?: string | null; headers?: Record<string, string> } = {},
+  ): Promise<Answer<T>> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (this.cookie) headers.cookie = this.cookie;
+    const csrf = options.csrf === undefined ? this.csrf : options.csrf;
+    if (csrf) headers['x-csrf-token'] = csrf;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const response = await fetch(`${this.base}${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const text = await response.text();
+    return { status: response.status, body: (text ? JSON.parse(text) : {}) as T, headers: response.headers };
+  }
+
+  async signIn(email: string, password: string): Promise<Answer> {
+    const answer = await this.request('POST', '/dashboard/api/sign-in', { email, password });
+    const setCookie = answer.headers.get('set-cookie');
+    if (answer.status === 200 && setCookie) {
+      this.cookie = setCookie.split(';')[0];
+      this.csrf = answer.body.csrf_token as string;
+    }
+    return answer;
+  }
+}
+
+function errorCode(answer: Answer): unknown {
+  return (answer.body.error as { code?: string } | undefined)?.code;
+}
+
+async function bearer(base: string, key: string, path = '/v1/tasks'): Promise<Answer> {
+  const response = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    headers: response.headers,
+  };
+}
+
+describe('dashboard routes', () => {
+  let server: TestService;
+  let accountId: string;
+
+  before(async () => {
+    server = await startTestService();
+    ({ accountId } = await createOwnerAccount(server.service.store, {
+      email: 'Ada@Example.com',
+      password: PASSWORD,
+    }));
+  });
+  after(() => server.close());
+
+  it('signs in with the right password only, setting an HttpOnly SameSite=Strict cookie', async () => {
+    const browser = new Browser(server.url);
+    assert.equal(errorCode(await browser.request('GET', '/dashboard/api/session')), 'not_signed_in');
+    const wrong = await browser.signIn('ada@example.com', 'not the password');
+    assert.equal(wrong.status, 401);
+    assert.equal(errorCode(wrong), 'invalid_credentials');
+    assert.equal(wrong.headers.get('set-cookie'), null);
+    assert.equal(errorCode(await browser.signIn('nobody@example.com', PASSWORD)), 'invalid_credentials');
+
+    const right = await browser.signIn('ADA@example.com', PASSWORD);
+    assert.equal(right.status, 200);
+    assert.deepEqual(right.body.account, { id: accountId, email: 'ada@example.com' });
+    assert.equal(right.body.environment, 'development');
+    const cookie = right.headers.get('set-cookie') ?? '';
+    assert.match(cookie, /^videogen_session=[A-Za-z0-9_-]{43};/);
+    assert.match(cookie, /; HttpOnly/);
+    assert.match(cookie, /; SameSite=Strict/);
+    assert.match(cookie, /; Path=\//);
+    assert.doesNotMatch(cookie, /; Secure/, 'plain http here');
+    const session = await browser.request('GET', '/dashboard/api/session');
+    assert.equal(session.status, 200);
+    assert.equal(session.body.csrf_token, browser.csrf);
+  });
+
+  it('refuses sign-ins after five failures for an email, even with the right password', async () => {
+    const email = 'grace@example.com';
+    await createOwnerAccount(server.service.store, { email, password: PASSWORD });
+    const browser = new Browser(server.url);
+    for (let i = 0; i < 5; i++) assert.equal((await browser.signIn(email, `guess ${i}`)).status, 401);
+    const locked = await browser.signIn(email, PASSWORD);
+    assert.equal(locked.status, 429);
+    assert.equal(errorCode(locked), 'rate_limited');
+    const retryAfter = Number(locked.headers.get('retry-after'));
+    assert.ok(retryAfter > 850 && retryAfter <= 900, `Retry-After ${retryAfter}`);
+    assert.equal(locked.headers.get('set-cookie'), null);
+    // Other owners are not locked out by someone guessing at this one.
+    assert.equal((await new Browser(server.url).signIn('ada@example.com', PASSWORD)).status, 200);
+  });
+
+  it('needs the session CSRF token on every state-changing request made with the cookie', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const key = { name: 'csrf', environment: 'development' };
+    for (const csrf of [null, 'forged-token', `${browser.csrf}x`]) {
+      const refused = await browser.request('POST', '/dashboard/api/keys', key, { csrf });
+      assert.equal(refused.status, 403);
+      assert.equal(errorCode(refused), 'invalid_csrf_token');
+      const created = await browser.request('POST', '/v1/videos/generations', TEXT, { csrf });
+      assert.equal(errorCode(created), 'invalid_csrf_token');
+    }
+    assert.equal(
+      errorCode(await browser.request('POST', '/dashboard/api/sign-out', undefined, { csrf: null })),
+      'invalid_csrf_token',
+    );
+    assert.equal((await browser.request('GET', '/dashboard/api/session')).status, 200, 'still signed in');
+    // Another session's token is no good either.
+    const other = new Browser(server.url);
+    await other.signIn('ada@example.com', PASSWORD);
+    assert.equal(
+      errorCode(await browser.request('POST', '/dashboard/api/keys', key, { csrf: other.csrf ?? null })),
+      'invalid_csrf_token',
+    );
+    assert.equal((await browser.request('POST', '/dashboard/api/keys', key)).status, 201);
+    const { keys } = {
+      keys: (await browser.request<{ data: { name: string }[] }>('GET', '/dashboard/api/keys')).body.data,
+    };
+    assert.equal(
+      keys.filter((k) => k.name === 'csrf').length,
+      1,
+      'only the request with the token made a key',
+    );
+  });
+
+  it('opens the API with the cookie, in the environment the dashboard looks at', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const created = await browser.request<PublicTask>('POST', '/v1/videos/generations', { ...TEXT, seed: 5 });
+    assert.equal(created.status, 200);
+    const request = await browser.request<{ request: Record<string, unknown> }>(
+      'GET',
+      `/dashboard/api/tasks/${created.body.id}/request`,
+    );
+    assert.deepEqual(request.body.request, {
+      model: TEXT.model,
+      prompt: TEXT.prompt,
+      duration: 4,
+      quality: '480p',
+      aspect_ratio: '16:9',
+      seed: 5,
+    });
+    const listed = await browser.request<{ data: PublicTask[] }>('GET', '/v1/tasks');
+    assert.deepEqual(
+      listed.body.data.map((t) => t.id),
+      [created.body.id],
+    );
+
+    const switched = await browser.request('PUT', '/dashboard/api/session/environment', {
+      environment: 'production',
+    });
+    assert.equal(switched.body.environment, 'production');
+    assert.deepEqual((await browser.request<{ data: PublicTask[] }>('GET', '/v1/tasks')).body.data, []);
+    assert.equal((await browser.request('GET', `/v1/tasks/${created.body.id}`)).status, 404);
+    assert.equal(
+      (await browser.request('GET', `/dashboard/api/tasks/${created.body.id}/request`)).status,
+      404,
+    );
+    const production = await server.newKey('production', accountId);
+    const prodTask = await browser.request<PublicTask>('POST', '/v1/videos/generations', TEXT);
+    assert.deepEqual(
+      ((await bearer(server.url, production.key)).body.data as PublicTask[]).map((t) => t.id),
+      [prodTask.body.id],
+    );
+    await browser.request('PUT', '/dashboard/api/session/environment', { environment: 'development' });
+
+    // Another account's key sees none of it.
+    const stranger = await server.newKey();
+    assert.equal((await bearer(server.url, stranger.key, `/v1/tasks/${created.body.id}`)).status, 404);
+  });
+
+  it('creates a key shown once, which the API accepts until it is revoked', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const created = await browser.request<{ key: string; api_key: Record<string, unknown> }>(
+      'POST',
+      '/dashboard/api/keys',
+      { name: 'production server', environment: 'production' },
+    );
+    assert.equal(created.status, 201);
+    const { key, api_key: record } = created.body;
+    assert.match(key, /^vg_prod_/);
+    assert.ok(key.startsWith(String(record.prefix)));
+    assert.equal(record.name, 'production server');
+    assert.equal(record.last_used_at, null);
+    const listed = await browser.request<{ data: Record<string, unknown>[] }>('GET', '/dashboard/api/keys');
+    const row = listed.body.data.find((k) => k.id === record.id);
+    assert.deepEqual(row, record, 'listed as created');
+    assert.ok(!JSON.stringify(listed.body).includes(key), 'the list never shows the key itself');
+
+    assert.equal((await bearer(server.url, key)).status, 200);
+    const used = (await browser.request<{ data: Record<string, unknown>[] }>('GET', '/dashboard/api/keys'))
+      .body.data;
+    assert.equal(typeof used.find((k) => k.id === record.id)?.last_used_at, 'number');
+
+    const revoked = await browser.request('POST', `/dashboard/api/keys/${record.id}/revoke`);
+    assert.equal(revoked.status, 200);
+    const refused = await bearer(server.url, key);
+    assert.equal(refused.status, 401);
+    assert.equal((refused.body.error as { code: string }).code, 'invalid_api_key');
+    assert.equal(
+      errorCode(await browser.request('POST', `/dashboard/api/keys/${record.id}/revoke`)),
+      'api_key_not_found',
+    );
+    const afterRevoke = (await browser.request<{ data: { id: string }[] }>('GET', '/dashboard/api/keys')).body
+      .data;
+    assert.ok(!afterRevoke.some((k) => k.id === record.id));
+
+    // Another account's key cannot be revoked from here.
+    const stranger = await server.newKey();
+    assert.equal(
+      errorCode(await browser.request('POST', `/dashboard/api/keys/${stranger.id}/revoke`)),
+      'api_key_not_found',
+    );
+    assert.equal((await bearer(server.url, stranger.key)).status, 200);
+  });
+
+  it('rotates a key: the old one works through its grace period, or stops at once without one', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const first = await browser.request<{ key: string; api_key: { id: string } }>(
+      'POST',
+      '/dashboard/api/keys',
+      {
+        name: 'rotating',
+        environment: 'development',
+      },
+    );
+    const before = Math.floor(Date.now() / 1000);
+    const rotated = await browser.request<{
+      key: string;
+      api_key: { id: string; name: string; expires_at: number | null };
+      previous: { id: string; expires_at: number };
+    }>('POST', `/dashboard/api/keys/${first.body.api_key.id}/rotate`, { grace_period_hours: 24 });
+    assert.equal(rotated.status, 201);
+    assert.equal(rotated.body.api_key.name, 'rotating');
+    assert.equal(rotated.body.api_key.expires_at, null);
+    assert.equal(rotated.body.previous.id, first.body.api_key.id);
+    const expires = rotated.body.previous.expires_at - before;
+    assert.ok(expires >= 86_399 && expires <= 86_401, `grace ${expires} s`);
+    assert.equal(
+      (await bearer(server.url, first.body.key)).status,
+      200,
+      'the old key works in its grace period',
+    );
+    assert.equal((await bearer(server.url, rotated.body.key)).status, 200);
+
+    const again = await browser.request<{ key: string }>(
+      'POST',
+      `/dashboard/api/keys/${rotated.body.api_key.id}/rotate`,
+      {
+        grace_period_hours: 0,
+      },
+    );
+    assert.equal(
+      (await bearer(server.url, rotated.body.key)).status,
+      401,
+      'no grace period: revoked at once',
+    );
+    assert.equal((await bearer(server.url, again.body.key)).status, 200);
+    assert.equal(
+      errorCode(
+        await browser.request('POST', `/dashboard/api/keys/${rotated.body.api_key.id}/rotate`, {
+          grace_period_hours: 1,
+        }),
+      ),
+      'api_key_not_found',
+    );
+    const tooLong = await browser.request('POST', `/dashboard/api/keys/${first.body.api_key.id}/rotate`, {
+      grace_period_hours: 721,
+    });
+    assert.equal(errorCode(tooLong), 'invalid_parameter');
+  });
+
+  it('reveals and rotates the webhook signing secret the service signs with', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const shown = await browser.request<{ secret: string; previous: unknown[] }>(
+      'GET',
+      '/dashboard/api/webhook-secret',
+    );
+    assert.match(shown.body.secret, /^whsec_/);
+    const signing = await server.service.store.getWebhookSecrets(accountId);
+    assert.equal(shown.body.secret, signing[0]?.secret);
+    const before = Math.floor(Date.now() / 1000);
+    const rotated = await browser.request<{ secret: string; previous: { expires_at: number }[] }>(
+      'POST',
+      '/dashboard/api/webhook-secret/rotate',
+    );
+    assert.notEqual(rotated.body.secret, shown.body.secret);
+    assert.equal(rotated.body.previous.length, shown.body.previous.length + 1);
+    const overlap = (rotated.body.previous[0]?.expires_at ?? 0) - before;
+    assert.ok(overlap >= 86_399 && overlap <= 86_401, `overlap ${overlap} s`);
+    assert.equal((await server.service.store.getWebhookSecrets(accountId))[0]?.secret, rotated.body.secret);
+  });
+
+  it('signs out: the cookie is cleared and the session no longer opens anything', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const signedOut = await browser.request('POST', '/dashboard/api/sign-out');
+    assert.equal(signedOut.status, 204);
+    assert.match(signedOut.headers.get('set-cookie') ?? '', /^videogen_session=;.*Expires=Thu, 01 Jan 1970/);
+    assert.equal(errorCode(await browser.request('GET', '/dashboard/api/session')), 'not_signed_in');
+    assert.equal(errorCode(await browser.request('GET', '/v1/tasks')), 'not_signed_in');
+    assert.equal(errorCode(await browser.request('GET', '/dashboard/api/keys')), 'not_signed_in');
+  });
+
+  it('serves the page with a content security policy that allows nothing inline or from elsewhere', async () => {
+    const page = await fetch(`${server.url}/dashboard`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /script-src 'self'(;|$)/);
+    assert.match(policy, /frame-ancestors 'none'/);
+    const html = await page.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+    assert.doesNotMatch(html, /(src|href)="(https?:)?\/\//, 'nothing from another host');
+    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/dashboard');
+    assert.equal((await fetch(`${server.url}/dashboard/assets/../index.html`)).status, 404);
+  });
+});
+
+describe('dashboard cookie behind https', () => {
+  it('is Secure when the public URL is https', async () => {
+    const server = await startTestService({ VIDEOGEN_PUBLIC_URL: 'https://videos.example.com' });
+    try {
+      await createOwnerAccount(server.service.store, { email: 'ada@example.com', password: PASSWORD });
+      // The public URL names the proxy in front; the server itself listens here.
+      const address = server.service.app.server.address();
+      assert.ok(address && typeof address === 'object');
+      const signedIn = await new Browser(`http://127.0.0.1:${address.port}`).signIn(
+        'ada@example.com',
+        PASSWORD,
+      );
+      assert.match(signedIn.headers.get('set-cookie') ?? '', /; Secure/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('videogen accounts create', () => {
+  let dataDir: string;
+  before(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'videogen-accounts-'));
+  });
+  after(() => rm(dataDir, { recursive: true, force: true }));
+
+  function create(args: string[], password: string) {
+    return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      const child = execFile(
+        process.execPath,
+        [CLI_PATH, 'accounts', 'create', ...args],
+        { env: serverEnv(dataDir) },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.end(`${password}\n`);
+    });
+  }
+
+  it('creates an owner from a password on stdin, who then signs in to a server on that store', async () => {
+    const made = await create(['--email', 'Lin@Example.com'], PASSWORD);
+    assert.equal(made.code, 0, made.stderr);
+    assert.match(made.stdout, /^acct_[A-Za-z0-9]+\n$/);
+    assert.match(made.stderr, /lin@example\.com can sign in/);
+
+    const short = await create(['--email', 'short@example.com'], 'tiny');
+    assert.equal(short.code, 1);
+    assert.match(short.stderr, /at least 10 characters/);
+    const twice = await create(['--email', 'lin@example.com'], PASSWORD);
+    assert.equal(twice.code, 1);
+    assert.match(twice.stderr, /exists already/);
+    const usage = await create([], PASSWORD);
+    assert.equal(usage.code, 2);
+
+    const server = await startServer(serverEnv(dataDir));
+    try {
+      const signedIn = await new Browser(server.url).signIn('lin@example.com', PASSWORD);
+      assert.equal(signedIn.status, 200);
+      assert.equal((signedIn.body.account as { id: string }).id, made.stdout.trim());
+    } finally {
+      await server.stop();
+    }
+  });
+});
