@@ -62,7 +62,7 @@ export function withRateLimit(
     if (limit.isExceeded) {
       throw new ApiError(
         'rate_limited',
-        `This API key made more than ${limit.max} requests in ${Math.round(limit.timeWindow / 1000)} s; retry after ${limit.ttlInSeconds} s.`,
+        `${principalOf(request).keyId ? 'This API key' : 'This dashboard session'} made more than ${limit.max} requests in ${Math.round(limit.timeWindow / 1000)} s; retry after ${limit.ttlInSeconds} s.`,
         { headers: { 'retry-after': String(limit.ttlInSeconds) } },
       );
     }
