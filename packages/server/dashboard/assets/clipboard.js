@@ -1,0 +1,36 @@
+/** Copy buttons: the Clipboard API where the page may use it, else the text is selected for Ctrl+C. */
+import { announce, h } from './dom.js';
+
+function selectContents(element) {
+  if (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement) {
+    element.focus();
+    element.select();
+    return;
+  }
+  const range = document.createRange();
+  range.selectNodeContents(element);
+  const selection = window.getSelection();
+  selection.removeAllRanges();
+  selection.addRange(range);
+}
+
+/** A button that copies `text()` and, when the clipboard is unavailable, selects `source` instead. */
+export function copyButton({ text, source, label = 'Copy' }) {
+  const button = h('button', { type: 'button', class: 'button secondary copy-button' }, label);
+  button.addEventListener('click', async () => {
+    try {
+      // navigator.clipboard exists only on secure origins (https, or localhost).
+      await navigator.clipboard.writeText(text());
+      button.textContent = 'Copied';
+      announce('Copied to the clipboard.');
+    } catch {
+      selectContents(source);
+      button.textContent = 'Selected: press Ctrl+C';
+      announce('Could not use the clipboard; the text is selected, press Control C or Command C to copy it.');
+    }
+    setTimeout(() => {
+      button.textContent = label;
+    }, 4000);
+  });
+  return button;
+}

@@ -1,0 +1,96 @@
+/**
+ * Building the page from DOM nodes: text goes in as text nodes, never as HTML, so nothing the API returns
+ * (prompts, key names, error messages) can become markup.
+ */
+
+const BOOLEAN_PROPERTIES = new Set([
+  'checked',
+  'disabled',
+  'hidden',
+  'multiple',
+  'required',
+  'readOnly',
+  'open',
+]);
+
+/**
+ * `h('button', { type: 'button', class: 'button', onclick: fn }, 'Copy')`. `on…` props add listeners, `value` and
+ * the boolean props set the element's property, anything else is an attribute. Children may be strings, nodes,
+ * arrays of them, or null/false (skipped).
+ */
+export function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [name, value] of Object.entries(props)) {
+    if (value === undefined || value === null) continue;
+    if (name.startsWith('on') && typeof value === 'function') {
+      element.addEventListener(name.slice(2), value);
+    } else if (name === 'class') {
+      element.className = value;
+    } else if (name === 'value') {
+      element.value = value;
+    } else if (BOOLEAN_PROPERTIES.has(name)) {
+      element[name] = Boolean(value);
+    } else if (value !== false) {
+      element.setAttribute(name, value === true ? '' : String(value));
+    }
+  }
+  append(element, children);
+  return element;
+}
+
+export function append(parent, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(typeof child === 'string' || typeof child === 'number' ? String(child) : child);
+  }
+  return parent;
+}
+
+let idCounter = 0;
+/** A unique id for pairing labels, hints and inputs. */
+export function uid(prefix) {
+  idCounter += 1;
+  return `${prefix}-${idCounter}`;
+}
+
+/** A labelled form control with an optional hint: `<div class="field"><label/>control<p class="hint"/></div>`. */
+export function field(label, control, hint) {
+  control.id ||= uid('field');
+  const children = [h('label', { for: control.id }, label), control];
+  if (hint) {
+    const hintId = uid('hint');
+    control.setAttribute('aria-describedby', hintId);
+    children.push(h('p', { class: 'hint', id: hintId }, hint));
+  }
+  return h('div', { class: 'field' }, children);
+}
+
+/** `<select>` from `[value, label]` pairs. */
+export function select(props, options, selected) {
+  return h(
+    'select',
+    props,
+    options.map(([value, label]) => h('option', { value, selected: value === selected }, label)),
+  );
+}
+
+/** Unix seconds as a `<time>`, in the reader's locale and time zone. */
+export function time(seconds) {
+  if (seconds === null || seconds === undefined) return h('span', { class: 'muted' }, 'never');
+  const date = new Date(seconds * 1000);
+  return h('time', { datetime: date.toISOString(), title: date.toISOString() }, formatDate(date));
+}
+
+export function formatDate(date) {
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/** Reads out a short message to screen readers (the polite live region in index.html). */
+export function announce(message) {
+  const region = document.getElementById('announcer');
+  region.textContent = '';
+  // A fresh text node after clearing makes screen readers read a repeated message again.
+  requestAnimationFrame(() => {
+    region.textContent = message;
+  });
+}

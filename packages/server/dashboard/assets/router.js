@@ -1,0 +1,37 @@
+/**
+ * Hash routes (`#/tasks/<id>?status=failed`). Each page renders into `<main>` and gets an AbortSignal that fires
+ * when the reader leaves it, which closes its event streams, timers and pending requests.
+ */
+
+export function parseHash(hash) {
+  const [path, query = ''] = hash.replace(/^#/, '').split('?');
+  return { path: path || '/', query: new URLSearchParams(query) };
+}
+
+export function createRouter({ routes, resolve }) {
+  let controller = null;
+
+  async function show() {
+    if (!location.hash.startsWith('#/')) return;
+    const { path, query } = parseHash(location.hash);
+    controller?.abort();
+    controller = new AbortController();
+    const signal = controller.signal;
+    for (const route of routes) {
+      const match = route.pattern.exec(path);
+      if (match) {
+        await resolve(route, { params: match.slice(1).map(decodeURIComponent), query, path, signal });
+        return;
+      }
+    }
+    await resolve(null, { params: [], query, path, signal });
+  }
+
+  window.addEventListener('hashchange', show);
+  return { show };
+}
+
+export function navigate(hash) {
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'));
+  else location.hash = hash;
+}

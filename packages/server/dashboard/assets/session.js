@@ -1,0 +1,51 @@
+/** Who is signed in and which environment the dashboard looks at; the CSRF token goes to api.js. */
+import { ApiError, api, setCsrfToken } from './api.js';
+
+const listeners = new Set();
+let current = null;
+
+/** `{ account: { id, email }, environment }`, or null when signed out. */
+export function currentSession() {
+  return current;
+}
+
+export function onSessionChange(listener) {
+  listeners.add(listener);
+}
+
+function update(body) {
+  current = body ? { account: body.account, environment: body.environment } : null;
+  setCsrfToken(body?.csrf_token ?? null);
+  for (const listener of listeners) listener(current);
+  return current;
+}
+
+export async function loadSession() {
+  try {
+    return update(await api('/dashboard/api/session'));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return update(null);
+    throw error;
+  }
+}
+
+export async function signIn(email, password) {
+  return update(await api('/dashboard/api/sign-in', { method: 'POST', json: { email, password } }));
+}
+
+export async function signOut() {
+  try {
+    await api('/dashboard/api/sign-out', { method: 'POST' });
+  } finally {
+    update(null);
+  }
+}
+
+/** Forget the session locally, when the server said it is gone. */
+export function forgetSession() {
+  if (current) update(null);
+}
+
+export async function setEnvironment(environment) {
+  return update(await api('/dashboard/api/session/environment', { method: 'PUT', json: { environment } }));
+}

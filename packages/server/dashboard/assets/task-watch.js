@@ -1,0 +1,49 @@
+/**
+ * Live task status: the task's event stream (EventSource sends the session cookie), falling back to polling
+ * when the stream cannot be opened or drops before the task is final.
+ */
+import { api } from './api.js';
+import { isFinal } from './ui.js';
+
+const POLL_MS = 2000;
+
+export function watchTask(taskId, { signal, onUpdate, onError }) {
+  const path = `/v1/tasks/${encodeURIComponent(taskId)}`;
+  let source = null;
+  let timer = null;
+
+  function stop() {
+    source?.close();
+    source = null;
+    clearTimeout(timer);
+  }
+  signal.addEventListener('abort', stop);
+
+  async function poll() {
+    try {
+      const task = await api(path, { signal });
+      onUpdate(task);
+      if (isFinal(task)) return;
+    } catch (error) {
+      if (signal.aborted) return;
+      onError?.(error);
+    }
+    if (!signal.aborted) timer = setTimeout(poll, POLL_MS);
+  }
+
+  if (typeof EventSource !== 'function') {
+    poll();
+    return;
+  }
+  source = new EventSource(`${path}/events`);
+  source.addEventListener('task', (event) => {
+    const task = JSON.parse(event.data);
+    onUpdate(task);
+    if (isFinal(task)) stop();
+  });
+  source.addEventListener('error', () => {
+    if (!source) return;
+    stop();
+    if (!signal.aborted) poll();
+  });
+}

@@ -1,0 +1,170 @@
+/** #/tasks: the account's tasks in the dashboard's environment, filtered, a page at a time, kept live. */
+import { api } from './api.js';
+import { field, h, select, time } from './dom.js';
+import { navigate } from './router.js';
+import { currentSession } from './session.js';
+import { cell, dataTable, errorBox, isFinal, pageHeading, shortId, statusBadge, taskProgress } from './ui.js';
+
+export const MODELS = [
+  'videogen-2.0-text-to-video',
+  'videogen-2.0-fast-text-to-video',
+  'videogen-2.0-image-to-video',
+  'videogen-2.0-fast-image-to-video',
+  'videogen-2.0-reference-to-video',
+  'videogen-2.0-fast-reference-to-video',
+];
+
+const STATUSES = [
+  ['', 'Any status'],
+  ['pending', 'Pending'],
+  ['processing', 'Processing'],
+  ['completed', 'Completed'],
+  ['failed', 'Failed'],
+];
+
+const REFRESH_MS = 2000;
+
+/** A date input's day (local time) as Unix seconds; `nextDay` for an exclusive upper bound. */
+function daySeconds(value, nextDay = false) {
+  const [year, month, day] = value.split('-').map(Number);
+  return Math.floor(new Date(year, month - 1, day + (nextDay ? 1 : 0)).getTime() / 1000);
+}
+
+function listQuery(filters, cursor) {
+  const query = new URLSearchParams({ limit: '20' });
+  if (filters.get('status')) query.set('status', filters.get('status'));
+  if (filters.get('model')) query.set('model', filters.get('model'));
+  if (filters.get('from')) query.set('created_after', String(daySeconds(filters.get('from'))));
+  if (filters.get('to')) query.set('created_before', String(daySeconds(filters.get('to'), true)));
+  if (cursor) query.set('after', cursor);
+  return query;
+}
+
+function filterForm(filters) {
+  const status = select({ name: 'status' }, STATUSES, filters.get('status') ?? '');
+  const model = select(
+    { name: 'model' },
+    [['', 'Any model'], ...MODELS.map((id) => [id, id])],
+    filters.get('model') ?? '',
+  );
+  const from = h('input', { type: 'date', name: 'from', value: filters.get('from') ?? '' });
+  const to = h('input', { type: 'date', name: 'to', value: filters.get('to') ?? '' });
+  const form = h(
+    'form',
+    { class: 'card filters', role: 'search', 'aria-label': 'Filter tasks' },
+    h('div', { class: 'form-row' }, field('Status', status), field('Model', model)),
+    h('div', { class: 'form-row' }, field('Created from', from), field('Created until', to)),
+    h(
+      'div',
+      { class: 'actions' },
+      h('button', { type: 'submit', class: 'button' }, 'Apply filters'),
+      h('a', { href: '#/tasks', class: 'button secondary' }, 'Clear'),
+    ),
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const chosen = new URLSearchParams();
+    for (const [name, value] of new FormData(form)) if (value) chosen.set(name, String(value));
+    const query = chosen.toString();
+    navigate(query ? `#/tasks?${query}` : '#/tasks');
+  });
+  return form;
+}
+
+function taskRow(task) {
+  const row = h(
+    'tr',
+    { 'data-task-id': task.id },
+    cell('Task', h('a', { href: `#/tasks/${encodeURIComponent(task.id)}` }, h('code', {}, shortId(task.id)))),
+    cell('Model', task.model),
+    cell('Status', statusBadge(task.status)),
+    cell('Progress', taskProgress(task, `Progress of ${task.id}`)),
+    cell('Video', `${task.duration} s · ${task.quality} · ${task.aspect_ratio}`),
+    cell('Created', time(task.created_at)),
+  );
+  row.task = task;
+  return row;
+}
+
+export async function renderTasks(main, { query, signal }) {
+  const errors = errorBox();
+  const tbody = [];
+  const listSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading tasks…'));
+  const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
+  let cursor = null;
+
+  function render() {
+    if (tbody.length === 0) {
+      const filtered = [...query.keys()].length > 0;
+      listSlot.replaceChildren(
+        h(
+          'p',
+          { class: 'empty' },
+          filtered
+            ? 'No tasks match these filters.'
+            : [
+                'No tasks yet. Start one in the ',
+                h('a', { href: '#/playground' }, 'playground'),
+                ' or through the API.',
+              ],
+        ),
+      );
+      return;
+    }
+    const table = dataTable({
+      caption: 'Tasks',
+      columns: ['Task', 'Model', 'Status', 'Progress', 'Video', 'Created'],
+      rows: tbody,
+      className: 'tasks-table',
+    });
+    listSlot.replaceChildren(table);
+  }
+
+  async function loadPage() {
+    more.disabled = true;
+    try {
+      const page = await api(`/v1/tasks?${listQuery(query, cursor)}`, { signal });
+      tbody.push(...page.data.map(taskRow));
+      cursor = page.has_more ? page.next_cursor : null;
+      more.hidden = !cursor;
+      render();
+      listSlot.removeAttribute('aria-busy');
+    } catch (error) {
+      if (!signal.aborted) errors.show(error);
+    } finally {
+      more.disabled = false;
+    }
+  }
+  more.addEventListener('click', loadPage);
+
+  // Polling rather than one event stream per row: browsers allow only six connections to a server.
+  async function refreshRunning() {
+    if (signal.aborted) return;
+    const running = tbody.filter((row) => !isFinal(row.task));
+    for (const row of running) {
+      try {
+        const task = await api(`/v1/tasks/${encodeURIComponent(row.task.id)}`, { signal });
+        const index = tbody.indexOf(row);
+        const fresh = taskRow(task);
+        tbody[index] = fresh;
+        row.replaceWith(fresh);
+      } catch {
+        if (signal.aborted) return;
+      }
+    }
+    if (!signal.aborted) setTimeout(refreshRunning, REFRESH_MS);
+  }
+
+  const environment = currentSession()?.environment ?? 'development';
+  main.replaceChildren(
+    ...pageHeading(
+      'Tasks',
+      `Tasks of this account in the ${environment} environment, newest first. Running tasks update live.`,
+    ),
+    errors,
+    filterForm(query),
+    h('section', { 'aria-label': 'Task list' }, listSlot, h('div', { class: 'actions' }, more)),
+  );
+  await loadPage();
+  setTimeout(refreshRunning, REFRESH_MS);
+}

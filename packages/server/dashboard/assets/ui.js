@@ -1,0 +1,83 @@
+/** Pieces every page uses: the heading, error messages, tables, task status and progress. */
+import { describeError } from './api.js';
+import { h } from './dom.js';
+
+/** The page's `<h1>`; it takes focus on navigation so screen readers announce the new page. */
+export function pageHeading(title, intro) {
+  const heading = h('h1', { tabindex: '-1', class: 'page-title' }, title);
+  return intro ? [heading, h('p', { class: 'intro' }, intro)] : [heading];
+}
+
+/** An element that shows errors as they happen: `box.show(error)`, `box.clear()`. */
+export function errorBox() {
+  const box = h('div', { class: 'error-box', role: 'alert', hidden: true });
+  box.show = (error) => {
+    box.textContent = typeof error === 'string' ? error : describeError(error);
+    box.hidden = false;
+  };
+  box.clear = () => {
+    box.textContent = '';
+    box.hidden = true;
+  };
+  return box;
+}
+
+/**
+ * A table that scrolls sideways inside itself when too wide; on a phone its rows become cards, each cell
+ * labelled by its column (the `data-label` the CSS shows).
+ */
+export function dataTable({ caption, columns, rows, className = '' }) {
+  const table = h(
+    'table',
+    { class: `data-table ${className}`.trim() },
+    h('caption', { class: 'visually-hidden' }, caption),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        columns.map((column) => h('th', { scope: 'col' }, column)),
+      ),
+    ),
+    h('tbody', {}, rows),
+  );
+  return h('div', { class: 'table-scroll', role: 'region', 'aria-label': caption, tabindex: '0' }, table);
+}
+
+export function cell(label, ...content) {
+  return h('td', { 'data-label': label }, content);
+}
+
+const STATUS_LABELS = {
+  pending: 'Pending',
+  processing: 'Processing',
+  completed: 'Completed',
+  failed: 'Failed',
+};
+
+export function statusBadge(status) {
+  return h('span', { class: `status status-${status}` }, STATUS_LABELS[status] ?? status);
+}
+
+export function isFinal(task) {
+  return task.status === 'completed' || task.status === 'failed';
+}
+
+/** `<progress>` with its percentage beside it; `label` names it for screen readers. */
+export function taskProgress(task, label) {
+  const bar = h('progress', { max: '100', value: String(task.progress), 'aria-label': label });
+  return h('span', { class: 'progress' }, bar, h('span', { class: 'progress-value' }, `${task.progress}%`));
+}
+
+export function codeBlock(text, label) {
+  return h('pre', { class: 'code', tabindex: '0', 'aria-label': label }, h('code', {}, text));
+}
+
+export function json(value) {
+  return JSON.stringify(value, null, 2);
+}
+
+export function shortId(id) {
+  return id.length > 24 ? `${id.slice(0, 13)}…${id.slice(-6)}` : id;
+}
