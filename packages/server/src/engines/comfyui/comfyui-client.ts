@@ -286,7 +286,9 @@ export class ComfyUiClient {
 
   /** One `GET /system_stats` within `timeoutMs`; rejects with what went wrong. */
   async systemStats(signal: AbortSignal, timeoutMs: number): Promise<void> {
-    const limited = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
+    // Held here, and read below: AbortSignal.any() keeps its sources only weakly.
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const limited = AbortSignal.any([signal, timeout]);
     try {
       const response = await upstreamRequest(
         { method: 'GET', url: this.url('system_stats'), headers: this.headers() },
@@ -301,7 +303,7 @@ export class ComfyUiClient {
       );
       await response.body.dump();
     } catch (error) {
-      if (limited.aborted && !signal.aborted) {
+      if (timeout.aborted && !signal.aborted) {
         throw new Error(`${this.#label}: GET /system_stats did not answer within ${timeoutMs / 1000} s.`);
       }
       throw error;

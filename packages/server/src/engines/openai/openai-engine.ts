@@ -65,8 +65,10 @@ export class OpenAiEngine implements Engine {
     return this.#name;
   }
 
-  /** Asks `GET /v1/models` once; any answer but 2xx within 10 s is a problem. */
-  /** `GET /v1/models` as OpenAI and vLLM-Omni serve it, else SGLang Diffusion's `GET /models`. */
+  /**
+   * `GET /v1/models` as OpenAI and vLLM-Omni serve it, else SGLang Diffusion's `GET /models`; any answer but
+   * 2xx within 10 s is a problem.
+   */
   async check(signal: AbortSignal): Promise<void> {
     const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
     const both = AbortSignal.any([signal, timeout]);

@@ -28,17 +28,22 @@ async function get(
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
+  // Held here, and read below: AbortSignal.any() keeps its sources only weakly.
+  const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
   try {
     return await request(`${target.base}${path}`, {
       method: 'GET',
       headers,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(CHECK_TIMEOUT_MS)]),
+      signal: AbortSignal.any([signal, timeout]),
       dispatcher: target.dispatcher,
       headersTimeout: CHECK_TIMEOUT_MS,
       bodyTimeout: CHECK_TIMEOUT_MS,
     });
   } catch (error) {
     signal.throwIfAborted();
+    if (timeout.aborted) {
+      throw new Error(`${target.label}: GET ${path} did not answer within ${CHECK_TIMEOUT_MS / 1000} s.`);
+    }
     const code = (error as { code?: unknown }).code;
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(
