@@ -472,6 +472,30 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await screenshot(page, 'task');
   });
 
+  it('cancels a running task and then deletes it, each after a confirmation', async () => {
+    const created = await withKey(server.url, developmentKey, '/v1/videos/generations', {
+      model: 'videogen-2.0-text-to-video',
+      prompt: 'A long one, to be cancelled',
+      duration: 15,
+      quality: '1080p',
+    });
+    const taskId = created.body.id as string;
+    await page.goto(`${server.url}/dashboard#/tasks/${taskId}`);
+    await page.getByRole('heading', { level: 1, name: 'Task' }).waitFor();
+    await page.getByRole('button', { name: 'Cancel task' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel task' }).click();
+    await page.locator('.summary .status-failed').waitFor();
+    const cancelled = await withKey(server.url, developmentKey, `/v1/tasks/${taskId}`);
+    assert.equal(cancelled.body.status, 'failed');
+    assert.equal((cancelled.body.error as { code: string } | undefined)?.code, 'cancelled');
+
+    await page.getByRole('button', { name: 'Delete task' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete task' }).click();
+    await page.waitForURL((url) => url.hash.startsWith('#/tasks') && !url.hash.includes(taskId));
+    const deleted = await withKey(server.url, developmentKey, `/v1/tasks/${taskId}`);
+    assert.equal(deleted.status, 404);
+  });
+
   it('lists the tasks of the session’s environment with filters, and switches environment', async () => {
     await openPage(page, 'Tasks');
     const listed = await withKey(server.url, developmentKey, '/v1/tasks?limit=100');
