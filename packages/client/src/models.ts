@@ -1,0 +1,168 @@
+/**
+ * The model catalogue and the generation request, per model: six model IDs over three modes, each with a
+ * fast variant, and the request each mode accepts. The types carry the per-model rules a compiler can check
+ * (which asset fields a mode takes, image-to-video's one or two images, reference-to-video's "at least one
+ * image or video"); the server checks the rest (counts, URL forms, prompt length) and answers a 400 naming
+ * the field.
+ */
+
+export const TEXT_TO_VIDEO_MODELS = [
+  'videogen-2.0-text-to-video',
+  'videogen-2.0-fast-text-to-video',
+] as const;
+export const IMAGE_TO_VIDEO_MODELS = [
+  'videogen-2.0-image-to-video',
+  'videogen-2.0-fast-image-to-video',
+] as const;
+export const REFERENCE_TO_VIDEO_MODELS = [
+  'videogen-2.0-reference-to-video',
+  'videogen-2.0-fast-reference-to-video',
+] as const;
+
+export const MODEL_IDS = [
+  'videogen-2.0-text-to-video',
+  'videogen-2.0-image-to-video',
+  'videogen-2.0-reference-to-video',
+  'videogen-2.0-fast-text-to-video',
+  'videogen-2.0-fast-image-to-video',
+  'videogen-2.0-fast-reference-to-video',
+] as const;
+
+export type TextToVideoModel = (typeof TEXT_TO_VIDEO_MODELS)[number];
+export type ImageToVideoModel = (typeof IMAGE_TO_VIDEO_MODELS)[number];
+export type ReferenceToVideoModel = (typeof REFERENCE_TO_VIDEO_MODELS)[number];
+export type ModelId = (typeof MODEL_IDS)[number];
+
+export type GenerationMode = 'text' | 'image' | 'reference';
+
+export const DURATIONS = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] as const;
+/** Seconds; 5 when not given. */
+export type Duration = (typeof DURATIONS)[number];
+
+export const QUALITIES = ['480p', '720p', '1080p'] as const;
+/** The short side of the frame in pixels; `720p` when not given. */
+export type Quality = (typeof QUALITIES)[number];
+
+export const ASPECT_RATIOS = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9', 'adaptive'] as const;
+/** `16:9` by default for text models, `adaptive` (follows the first image or video) for the others. */
+export type AspectRatio = (typeof ASPECT_RATIOS)[number];
+
+export const MAX_SEED = 4294967295;
+export const MAX_PROMPT_LENGTH = 5000;
+/** Reference models take at most this many assets over `image_urls`, `video_urls` and `audio_urls`. */
+export const MAX_REFERENCE_ASSETS = 12;
+
+/** An `http(s)` URL, a base64 `data:` URL, or the `url` of an uploaded file. */
+export type AssetUrl = string;
+
+type NonEmpty<T> = readonly [T, ...T[]];
+
+/** What every mode accepts. */
+export interface GenerationOptions {
+  /** 1 to 5000 characters; name references in plain language ("image 1", "video 2", "audio 1"). */
+  readonly prompt: string;
+  readonly duration?: Duration;
+  readonly quality?: Quality;
+  readonly aspect_ratio?: AspectRatio;
+  /** 0 to 4294967295; the same request with the same seed gives the same video. Random when not given. */
+  readonly seed?: number;
+  /** An `http(s)` URL without credentials (at most 2048 characters), POSTed the task at every status change. */
+  readonly callback_url?: string;
+}
+
+export interface TextToVideoRequest extends GenerationOptions {
+  readonly model: TextToVideoModel;
+  readonly image_urls?: never;
+  readonly video_urls?: never;
+  readonly audio_urls?: never;
+}
+
+export interface ImageToVideoRequest extends GenerationOptions {
+  readonly model: ImageToVideoModel;
+  /** One image (the first frame) or two (the first and the last frame). */
+  readonly image_urls: readonly [first: AssetUrl] | readonly [first: AssetUrl, last: AssetUrl];
+  readonly video_urls?: never;
+  readonly audio_urls?: never;
+}
+
+interface ReferenceAssets {
+  /** At most 9. */
+  readonly image_urls?: readonly AssetUrl[];
+  /** At most 3. */
+  readonly video_urls?: readonly AssetUrl[];
+  /** At most 3; the first is the soundtrack. */
+  readonly audio_urls?: readonly AssetUrl[];
+}
+
+/** At least one image or video (audio cannot be the only reference); at most 12 assets in all. */
+export type ReferenceToVideoRequest = GenerationOptions & { readonly model: ReferenceToVideoModel } & (
+    | (ReferenceAssets & { readonly image_urls: NonEmpty<AssetUrl> })
+    | (ReferenceAssets & { readonly video_urls: NonEmpty<AssetUrl> })
+  );
+
+/** The body of `POST /v1/videos/generations`, discriminated by `model`. */
+export type GenerationRequest = TextToVideoRequest | ImageToVideoRequest | ReferenceToVideoRequest;
+
+/** The request type a given model accepts. */
+export type GenerationRequestFor<M extends ModelId> = RequestOfModel<GenerationRequest, M>;
+type RequestOfModel<R, M> = R extends { readonly model: infer Accepted }
+  ? M extends Accepted
+    ? R
+    : never
+  : never;
+
+/** The mode a model ID belongs to. */
+export type ModeOf<M extends ModelId> = M extends TextToVideoModel
+  ? 'text'
+  : M extends ImageToVideoModel
+    ? 'image'
+    : 'reference';
+
+export function isModelId(value: unknown): value is ModelId {
+  return (MODEL_IDS as readonly unknown[]).includes(value);
+}
+
+export function isTextToVideoModel(model: ModelId): model is TextToVideoModel {
+  return (TEXT_TO_VIDEO_MODELS as readonly string[]).includes(model);
+}
+
+export function isImageToVideoModel(model: ModelId): model is ImageToVideoModel {
+  return (IMAGE_TO_VIDEO_MODELS as readonly string[]).includes(model);
+}
+
+export function isReferenceToVideoModel(model: ModelId): model is ReferenceToVideoModel {
+  return (REFERENCE_TO_VIDEO_MODELS as readonly string[]).includes(model);
+}
+
+export function isDuration(value: unknown): value is Duration {
+  return (DURATIONS as readonly unknown[]).includes(value);
+}
+
+export function isQuality(value: unknown): value is Quality {
+  return (QUALITIES as readonly unknown[]).includes(value);
+}
+
+export function isAspectRatio(value: unknown): value is AspectRatio {
+  return (ASPECT_RATIOS as readonly unknown[]).includes(value);
+}
+
+export function modeOf<M extends ModelId>(model: M): ModeOf<M> {
+  const mode = model.endsWith('text-to-video')
+    ? 'text'
+    : model.endsWith('image-to-video')
+      ? 'image'
+      : 'reference';
+  return mode as ModeOf<M>;
+}
+
+const MODEL_OF_MODE = {
+  text: TEXT_TO_VIDEO_MODELS,
+  image: IMAGE_TO_VIDEO_MODELS,
+  reference: REFERENCE_TO_VIDEO_MODELS,
+} as const satisfies Record<GenerationMode, readonly [standard: ModelId, fast: ModelId]>;
+
+/** The model ID of a mode, standard or fast (`videogen-2.0-fast-…`). */
+export function modelFor(mode: GenerationMode, options: { readonly fast?: boolean } = {}): ModelId {
+  const [standard, fast] = MODEL_OF_MODE[mode];
+  return options.fast ? fast : standard;
+}

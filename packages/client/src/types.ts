@@ -1,0 +1,126 @@
+/** The objects the API answers: tasks (discriminated by `status`), pages of tasks, files and deletions. */
+import type { AspectRatio, Duration, ModelId, Quality } from './models.js';
+
+export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
+/** `pending` (queued) → `processing` (rendering) → `completed` or `failed`, the two final ones. */
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export type FinalTaskStatus = 'completed' | 'failed';
+
+export const TASK_ERROR_CODES = [
+  'cancelled',
+  'expired',
+  'asset_fetch_failed',
+  'invalid_asset',
+  'generation_failed',
+  'upstream_error',
+  'upstream_unavailable',
+  'timeout',
+  'worker_lost',
+  'internal_error',
+] as const;
+/** Why a task failed; a server may add codes, so unknown strings are possible too. */
+export type TaskErrorCode = (typeof TASK_ERROR_CODES)[number] | (string & {});
+
+export interface TaskError {
+  readonly code: TaskErrorCode;
+  /** Names the field and index where there is one: `image_urls[1]: HTTP 404`. */
+  readonly message: string;
+}
+
+interface TaskFields<M extends ModelId> {
+  /** `task-unified-…`. */
+  readonly id: string;
+  readonly object: 'video.generation.task';
+  readonly model: M;
+  /** Whole percent, never decreasing; 100 only when completed. */
+  readonly progress: number;
+  /** Unix seconds. */
+  readonly created_at: number;
+  /** Unix seconds. */
+  readonly updated_at: number;
+  /** The resolved parameters, defaults applied. */
+  readonly duration: Duration;
+  readonly quality: Quality;
+  readonly aspect_ratio: AspectRatio;
+  readonly seed: number;
+}
+
+export interface PendingTask<M extends ModelId = ModelId> extends TaskFields<M> {
+  readonly status: 'pending';
+}
+
+export interface ProcessingTask<M extends ModelId = ModelId> extends TaskFields<M> {
+  readonly status: 'processing';
+}
+
+export interface CompletedTask<M extends ModelId = ModelId> extends TaskFields<M> {
+  readonly status: 'completed';
+  /** Unix seconds. */
+  readonly completed_at: number;
+  /** `results[0]` is a signed, expiring link to the MP4 (no API key needed to fetch it). */
+  readonly results: readonly [video: string, ...more: string[]];
+}
+
+export interface FailedTask<M extends ModelId = ModelId> extends TaskFields<M> {
+  readonly status: 'failed';
+  /** Unix seconds. */
+  readonly completed_at: number;
+  readonly error: TaskError;
+}
+
+/** A video generation task; narrow it on `status` to reach `results` or `error`. */
+export type Task<M extends ModelId = ModelId> =
+  | PendingTask<M>
+  | ProcessingTask<M>
+  | CompletedTask<M>
+  | FailedTask<M>;
+export type FinalTask<M extends ModelId = ModelId> = CompletedTask<M> | FailedTask<M>;
+
+export function isFinal<M extends ModelId>(task: Task<M>): task is FinalTask<M> {
+  return task.status === 'completed' || task.status === 'failed';
+}
+
+/** One page of `GET /v1/tasks`, newest first. */
+export interface TaskPage {
+  readonly object: 'list';
+  readonly data: readonly Task[];
+  readonly has_more: boolean;
+  /** The `after` of the next page; `null` on the last page. */
+  readonly next_cursor: string | null;
+}
+
+export interface ListTasksParams {
+  /** Tasks per page, 1 to 100 (20 by default). */
+  readonly limit?: number;
+  /** The `next_cursor` of a previous page: start after it. */
+  readonly after?: string;
+  readonly status?: TaskStatus;
+  readonly model?: ModelId;
+  /** Unix seconds, inclusive. */
+  readonly created_after?: number;
+  /** Unix seconds, exclusive. */
+  readonly created_before?: number;
+}
+
+export interface DeletedTask {
+  readonly id: string;
+  readonly object: 'video.generation.task';
+  readonly deleted: true;
+}
+
+export type FileKind = 'image' | 'video' | 'audio';
+
+/** An uploaded file: put `url` in the request field of its `kind` (`image_urls`, `video_urls`, `audio_urls`). */
+export interface UploadedFile {
+  /** `file-…`. */
+  readonly id: string;
+  readonly object: 'file';
+  /** Recognised from the content, not from the name. */
+  readonly kind: FileKind;
+  readonly content_type: string;
+  readonly filename: string;
+  readonly bytes: number;
+  /** Unix seconds. */
+  readonly created_at: number;
+  readonly url: string;
+}

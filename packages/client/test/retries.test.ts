@@ -1,0 +1,256 @@
+/**
+ * Retries: a real server's 429 (a rate limit of one request per one-second window) waited out by its
+ * `Retry-After`; 5xx answers and broken connections injected in front of the real server; what is and is
+ * not repeated; idempotent creations that cannot create twice; timeouts; aborting a retry's wait.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import {
+  ConnectionError,
+  RateLimitError,
+  RequestTimeoutError,
+  ServerError,
+  type Task,
+  VideogenClient,
+} from '../src/index.js';
+import { apiErrorResponse, recordingFetch } from './helpers/recording-fetch.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+const QUICK = {
+  model: 'videogen-2.0-fast-text-to-video',
+  prompt: 'a red kite',
+  duration: 4,
+  quality: '480p',
+} as const;
+const FAST_BACKOFF = { initialDelayMs: 10, maxDelayMs: 40 };
+
+async function allTasks(client: VideogenClient): Promise<Task[]> {
+  const tasks: Task[] = [];
+  for await (const task of client.listTasks({ limit: 100 })) tasks.push(task);
+  return tasks;
+}
+
+describe('retries against a rate-limited server', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer({
+      VIDEOGEN_RATE_LIMIT_PER_MINUTE: '60',
+      VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS: '1',
+    });
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('throws RateLimitError with Retry-After when retries are off', async () => {
+    const client = new VideogenClient({ baseUrl: server.url, apiKey: server.apiKey, maxRetries: 0 });
+    const results = await Promise.allSettled([
+      client.getTask('task-unified-a'),
+      client.getTask('task-unified-b'),
+    ]);
+    const limited = results.find(
+      (result) => result.status === 'rejected' && result.reason instanceof RateLimitError,
+    );
+    assert.ok(
+      limited && limited.status === 'rejected',
+      'three requests in at most two windows: one is refused',
+    );
+    const error = limited.reason as RateLimitError;
+    assert.equal(error.code, 'rate_limited');
+    assert.equal(error.status, 429);
+    assert.equal(error.type, 'rate_limit_error');
+    assert.match(error.requestId ?? '', /^req_/);
+    assert.ok(error.retryAfter !== undefined && error.retryAfter >= 0 && error.retryAfter <= 1);
+    assert.equal(error.headers?.get('ratelimit-remaining'), '0');
+  });
+
+  it('waits out a 429 and succeeds', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const recorder = recordingFetch();
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+      maxRetries: 3,
+    });
+    const created = await client.createTask(QUICK);
+    const started = Date.now();
+    const read = await client.getTask(created.id);
+    assert.equal(read.id, created.id);
+    assert.ok(
+      recorder.sent.length >= 3,
+      `${recorder.sent.length} requests: the second was refused, then retried`,
+    );
+    assert.ok(Date.now() - started >= 50, 'the retry waited');
+    const creation = recorder.sent[0];
+    assert.match(creation?.headers.get('idempotency-key') ?? '', /^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('retries of injected failures in front of a real server', () => {
+  let server: TestServer;
+
+  before(async () => {
+    server = await startServer();
+  });
+  after(async () => {
+    await server?.stop();
+  });
+
+  it('retries a 503 with Retry-After and a 500 with backoff, then succeeds', async () => {
+    const recorder = recordingFetch((_request, attempt) => {
+      if (attempt === 1) return apiErrorResponse(503, 'overloaded', 'api_error', { 'retry-after': '0' });
+      if (attempt === 2) return apiErrorResponse(500, 'internal_error', 'api_error');
+      return undefined;
+    });
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+      backoff: FAST_BACKOFF,
+    });
+    const task = await client.createTask(QUICK);
+    assert.equal(task.status, 'pending');
+    assert.equal(recorder.sent.length, 3);
+    const keys = new Set(recorder.sent.map((request) => request.headers.get('idempotency-key')));
+    assert.equal(keys.size, 1, 'every attempt of one creation carries the same Idempotency-Key');
+  });
+
+  it('gives up after maxRetries with the last error', async () => {
+    const recorder = recordingFetch(() =>
+      apiErrorResponse(503, 'overloaded', 'api_error', { 'retry-after': '0' }),
+    );
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+      maxRetries: 2,
+    });
+    await assert.rejects(client.getTask('task-unified-x'), (error: unknown) => {
+      assert.ok(error instanceof ServerError);
+      assert.equal(error.code, 'overloaded');
+      assert.equal(error.status, 503);
+      assert.equal(error.requestId, 'req_injected');
+      return true;
+    });
+    assert.equal(recorder.sent.length, 3);
+    recorder.sent.length = 0;
+    await assert.rejects(client.getTask('task-unified-x', { maxRetries: 0 }), ServerError);
+    assert.equal(recorder.sent.length, 1, 'maxRetries per call');
+  });
+
+  it('repeats reads after a broken connection, but not a cancel', async () => {
+    const recorder = recordingFetch((_request, attempt) => {
+      if (attempt === 1) throw new TypeError('fetch failed');
+      return undefined;
+    });
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+      backoff: FAST_BACKOFF,
+    });
+    const pages = client.listTasks({ limit: 1 }).pages()[Symbol.asyncIterator]();
+    const first = await pages.next();
+    assert.equal(first.done, false);
+    assert.equal(recorder.sent.length, 2);
+
+    const running = await client.createTask({ ...QUICK, duration: 15, quality: '1080p' });
+    const broken = recordingFetch(() => {
+      throw new TypeError('fetch failed');
+    });
+    const brokenClient = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: broken.fetch,
+    });
+    await assert.rejects(brokenClient.cancelTask(running.id), (error: unknown) => {
+      assert.ok(error instanceof ConnectionError);
+      assert.equal(error.code, 'connection_error');
+      assert.equal(error.status, undefined);
+      assert.ok(error.cause instanceof TypeError);
+      return true;
+    });
+    assert.equal(broken.sent.length, 1, 'a cancel is not repeated: it may have happened');
+    await client.cancelTask(running.id);
+  });
+
+  it('cannot create twice when the answer to a creation is lost and it is retried', async () => {
+    const prompt = `lost answer ${crypto.randomUUID()}`;
+    let lostOne = false;
+    const recorder = recordingFetch(async (request) => {
+      if (request.method !== 'POST' || lostOne) return undefined;
+      lostOne = true;
+      // The server gets the creation and answers; the answer never reaches the client.
+      const answered = await fetch(request.url, {
+        method: 'POST',
+        headers: request.headers,
+        body: JSON.stringify({ ...QUICK, prompt }),
+      });
+      assert.equal(answered.status, 200);
+      throw new TypeError('fetch failed: other side closed');
+    });
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+      backoff: FAST_BACKOFF,
+    });
+    const before = await allTasks(client);
+    const task = await client.createTask({ ...QUICK, prompt });
+    assert.equal(recorder.paths().filter((path) => path === 'POST /v1/videos/generations').length, 2);
+    const afterwards = await allTasks(client);
+    assert.equal(afterwards.length, before.length + 1, 'one task was created, not two');
+    assert.equal(afterwards[0]?.id, task.id);
+  });
+
+  it('times out an attempt that gets no answer, and retries it', async () => {
+    const recorder = recordingFetch(
+      () =>
+        new Promise<Response>(() => {
+          // Never answers.
+        }),
+    );
+    const client = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      // Gives up when the client aborts the attempt, as fetch does.
+      fetch: async (input, init) => {
+        const pending = recorder.fetch(input, init);
+        return new Promise<Response>((resolve, reject) => {
+          init.signal?.addEventListener('abort', () => reject(init.signal?.reason));
+          pending.then(resolve, reject);
+        });
+      },
+      timeout: 100,
+      maxRetries: 1,
+      backoff: FAST_BACKOFF,
+    });
+    const started = Date.now();
+    await assert.rejects(client.getTask('task-unified-x'), (error: unknown) => {
+      assert.ok(error instanceof RequestTimeoutError);
+      assert.ok(error instanceof ConnectionError);
+      assert.equal(error.code, 'request_timeout');
+      return true;
+    });
+    assert.equal(recorder.sent.length, 2, 'a read that timed out is retried');
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  it('stops waiting for a retry when aborted', async () => {
+    const recorder = recordingFetch(() =>
+      apiErrorResponse(429, 'rate_limited', 'rate_limit_error', { 'retry-after': '30' }),
+    );
+    const client = new VideogenClient({ baseUrl: server.url, apiKey: server.apiKey, fetch: recorder.fetch });
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(), 200);
+    await assert.rejects(
+      client.getTask('task-unified-x', { signal: controller.signal }),
+      (error: unknown) => (error as Error).name === 'AbortError',
+    );
+    assert.ok(Date.now() - started < 2_000, 'the 30 s Retry-After was not waited out');
+    assert.equal(recorder.sent.length, 1);
+  });
+});

@@ -1,0 +1,203 @@
+/**
+ * `verifyWebhook` end to end: a task with a `callback_url` on a node:http receiver, its callbacks verified
+ * with the account's secret from `videogen webhooks secret`; tampered bodies, other secrets, stale and
+ * future timestamps and missing headers refused; both signatures of a secret rotation accepted.
+ */
+import assert from 'node:assert/strict';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { VideogenClient, verifyWebhook, WebhookVerificationError } from '../src/index.js';
+import { startServer, type TestServer } from './helpers/server.js';
+
+interface Received {
+  readonly headers: IncomingHttpHeaders;
+  /** The raw bytes, exactly as they arrived. */
+  readonly body: Uint8Array<ArrayBuffer>;
+}
+
+class Receiver {
+  readonly received: Received[] = [];
+  private readonly server: Server;
+  private wake: (() => void) | undefined;
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        this.received.push({ headers: request.headers, body: new Uint8Array(Buffer.concat(chunks)) });
+        this.wake?.();
+        response.writeHead(204).end();
+      });
+    });
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hooks/videogen`;
+  }
+
+  /** Resolves with the first callback that satisfies `match`, waiting for it up to `timeoutMs`. */
+  async waitFor(match: (received: Received) => boolean, timeoutMs = 20_000): Promise<Received> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const found = this.received.find(match);
+      if (found) return found;
+      if (Date.now() > deadline) throw new Error(`no matching callback among ${this.received.length}`);
+      await new Promise<void>((resolve) => {
+        this.wake = resolve;
+        setTimeout(resolve, 200);
+      });
+    }
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+const statusOf = (received: Received): string =>
+  (JSON.parse(new TextDecoder().decode(received.body)) as { status: string }).status;
+const timestampOf = (received: Received): number => Number(received.headers['webhook-timestamp']);
+
+function refusedWith(code: string) {
+  return (error: unknown) => {
+    assert.ok(error instanceof WebhookVerificationError, String(error));
+    assert.equal(error.code, code);
+    return true;
+  };
+}
+
+describe('verifyWebhook against real callbacks', () => {
+  let server: TestServer;
+  let receiver: Receiver;
+  let callbackUrl: string;
+  let client: VideogenClient;
+  let secret: string;
+  let completed: Received;
+
+  before(async () => {
+    server = await startServer();
+    receiver = new Receiver();
+    callbackUrl = await receiver.listen();
+    client = new VideogenClient({ baseUrl: server.url, apiKey: server.apiKey });
+    secret = (await server.cli(['webhooks', 'secret'])).trim();
+    const task = await client.generate({
+      model: 'videogen-2.0-fast-text-to-video',
+      prompt: 'a red kite',
+      duration: 4,
+      quality: '480p',
+      callback_url: callbackUrl,
+    });
+    completed = await receiver.waitFor((received) => statusOf(received) === 'completed');
+    assert.equal(JSON.parse(new TextDecoder().decode(completed.body)).id, task.id);
+  });
+  after(async () => {
+    await receiver?.close();
+    await server?.stop();
+  });
+
+  it('accepts the callbacks the server signed, as bytes or text, with Node or fetch headers', async () => {
+    assert.match(secret, /^whsec_/);
+    const processing = await receiver.waitFor((received) => statusOf(received) === 'processing');
+    const fromNode = await verifyWebhook(processing.body, processing.headers, secret);
+    assert.equal(fromNode.status, 'processing');
+
+    const task = await verifyWebhook(new TextDecoder().decode(completed.body), completed.headers, secret);
+    assert.equal(task.status, 'completed');
+    assert.ok(task.status === 'completed' && task.results[0].includes('/v1/results/'));
+
+    // A fetch Request, as Hono, Deno, Bun and edge runtimes hand it over.
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(completed.headers)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const request = new Request(callbackUrl, { method: 'POST', headers, body: completed.body });
+    const viaFetch = await verifyWebhook(await request.arrayBuffer(), request.headers, secret);
+    assert.equal(viaFetch.id, task.id);
+  });
+
+  it('refuses a tampered body, another secret and a missing header', async () => {
+    const tampered = new TextDecoder().decode(completed.body).replace('"completed"', '"failed"');
+    await assert.rejects(
+      verifyWebhook(tampered, completed.headers, secret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    const flipped = new Uint8Array(completed.body);
+    flipped[flipped.length - 2] = (flipped[flipped.length - 2] ?? 0) ^ 1;
+    await assert.rejects(
+      verifyWebhook(flipped, completed.headers, secret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    const otherSecret = `whsec_${btoa('another secret of 32 bytes......')}`;
+    await assert.rejects(
+      verifyWebhook(completed.body, completed.headers, otherSecret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    const otherId = { ...completed.headers, 'webhook-id': 'msg_someoneelse' };
+    await assert.rejects(
+      verifyWebhook(completed.body, otherId, secret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    const { 'webhook-signature': _dropped, ...unsigned } = completed.headers;
+    await assert.rejects(
+      verifyWebhook(completed.body, unsigned, secret),
+      refusedWith('missing_webhook_headers'),
+    );
+    await assert.rejects(
+      verifyWebhook(completed.body, completed.headers, 'whsec_'),
+      refusedWith('invalid_webhook_secret'),
+    );
+  });
+
+  it('refuses timestamps more than five minutes away, and a moved timestamp', async () => {
+    const sent = timestampOf(completed) * 1000;
+    await verifyWebhook(completed.body, completed.headers, secret, { now: sent + 299_000 });
+    await assert.rejects(
+      verifyWebhook(completed.body, completed.headers, secret, { now: sent + 301_000 }),
+      refusedWith('webhook_timestamp_out_of_range'),
+    );
+    await assert.rejects(
+      verifyWebhook(completed.body, completed.headers, secret, { now: sent - 301_000 }),
+      refusedWith('webhook_timestamp_out_of_range'),
+    );
+    await verifyWebhook(completed.body, completed.headers, secret, {
+      now: sent + 3_000_000,
+      toleranceSeconds: 3600,
+    });
+    // Moving the timestamp into the window breaks the signature, which covers it.
+    const moved = { ...completed.headers, 'webhook-timestamp': String(timestampOf(completed) + 1) };
+    await assert.rejects(
+      verifyWebhook(completed.body, moved, secret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    const garbled = { ...completed.headers, 'webhook-timestamp': 'yesterday' };
+    await assert.rejects(
+      verifyWebhook(completed.body, garbled, secret),
+      refusedWith('invalid_webhook_timestamp'),
+    );
+  });
+
+  it('accepts either secret while a rotation overlaps', async () => {
+    const rotated = (await server.cli(['webhooks', 'rotate-secret'])).trim();
+    assert.notEqual(rotated, secret);
+    const task = completedTaskId(completed);
+    const before = receiver.received.length;
+    const redelivered = await fetch(`${server.url}/v1/tasks/${task}/deliveries/redeliver`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${server.apiKey}` },
+    });
+    assert.equal(redelivered.status, 202);
+    const again = await receiver.waitFor((received) => receiver.received.indexOf(received) >= before);
+    const signatures = String(again.headers['webhook-signature']).split(' ');
+    assert.equal(signatures.length, 2, 'signed with the new secret and the old one');
+    assert.equal((await verifyWebhook(again.body, again.headers, secret)).id, task);
+    assert.equal((await verifyWebhook(again.body, again.headers, rotated)).id, task);
+    assert.equal((await verifyWebhook(again.body, again.headers, ['whsec_bm9wZQ==', rotated])).id, task);
+  });
+});
+
+function completedTaskId(received: Received): string {
+  return (JSON.parse(new TextDecoder().decode(received.body)) as { id: string }).id;
+}
