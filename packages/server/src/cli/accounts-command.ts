@@ -2,8 +2,8 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createOwnerAccount, MIN_PASSWORD_LENGTH } from '../accounts.js';
-import { UsageError } from './main.js';
 import { withStore } from './store-session.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * The password: the first line of stdin when it is piped (scripts, secret managers), else typed at a prompt

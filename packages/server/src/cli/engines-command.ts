@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util';
 import { openEngines } from '../adapters.js';
 import { loadConfig } from '../config.js';
-import { UsageError } from './main.js';
-import { printTable } from './store-session.js';
+import { printTable } from './print-table.js';
+import { UsageError } from './usage-error.js';
 
 const CHECK_TIMEOUT_MS = 30_000;
 

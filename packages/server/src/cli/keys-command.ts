@@ -2,8 +2,9 @@
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../api-keys.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
-import { UsageError } from './main.js';
-import { printTable, withStore } from './store-session.js';
+import { printTable } from './print-table.js';
+import { withStore } from './store-session.js';
+import { UsageError } from './usage-error.js';
 
 function isoOrDash(ms: number | null): string {
   return ms === null ? '-' : new Date(ms).toISOString();

@@ -1,11 +1,7 @@
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
 import { ConfigError, ROLES, type Role } from '../config.js';
-import { accountsCommand } from './accounts-command.js';
-import { enginesCommand } from './engines-command.js';
-import { keysCommand } from './keys-command.js';
-import { serveCommand } from './serve-command.js';
-import { webhooksCommand } from './webhooks-command.js';
+import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage: videogen <command> [options]
 
@@ -27,10 +23,24 @@ Commands:
   engines check [--json]                  Test every engine of VIDEOGEN_ENGINES_FILE (or the built-in
                                           local engine): exit status 1 if any is not ready
 
+API client commands (against VIDEOGEN_BASE_URL with VIDEOGEN_API_KEY, or --base-url and --api-key;
+--json everywhere; see docs/cli.md):
+  generate --prompt TEXT [--model ID | --mode text|image|reference] [--fast]
+           [--image FILE_OR_URL]... [--video FILE_OR_URL]... [--audio FILE_OR_URL]...
+           [--duration S] [--quality Q] [--aspect-ratio R] [--seed N] [--callback-url URL]
+           [--output FILE.mp4] [--no-wait]
+                                          Make a video (local files are uploaded), wait, download it
+  tasks get TASK_ID [--wait S]            Show a task
+  tasks list [--limit N | --all] [--status S] [--model ID]
+                                          List tasks, newest first
+  tasks cancel TASK_ID                    Cancel a pending or processing task
+  tasks delete TASK_ID                    Delete a completed or failed task and its video
+  tasks watch TASK_ID                     Follow a task until it ends (exit status 1 if it fails)
+
 Configuration comes from VIDEOGEN_* environment variables; see .env.example.`;
 
-export class UsageError extends Error {}
-
+// Each command is imported when it runs: the API client commands start in a fraction of the time the server's
+// dependencies (Fastify, the stores, canvas, the engines) take to load.
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
@@ -39,19 +49,23 @@ async function main(argv: string[]): Promise<number> {
       if (values.role !== undefined && !(ROLES as readonly string[]).includes(values.role)) {
         throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
       }
-      return serveCommand(values.role as Role | undefined);
+      return (await import('./serve-command.js')).serveCommand(values.role as Role | undefined);
     }
     case 'worker':
       parseArgs({ args: rest, options: {}, strict: true });
-      return serveCommand('worker');
+      return (await import('./serve-command.js')).serveCommand('worker');
     case 'accounts':
-      return accountsCommand(rest);
+      return (await import('./accounts-command.js')).accountsCommand(rest);
     case 'keys':
-      return keysCommand(rest);
+      return (await import('./keys-command.js')).keysCommand(rest);
     case 'webhooks':
-      return webhooksCommand(rest);
+      return (await import('./webhooks-command.js')).webhooksCommand(rest);
     case 'engines':
-      return enginesCommand(rest);
+      return (await import('./engines-command.js')).enginesCommand(rest);
+    case 'generate':
+      return (await import('./generate-command.js')).generateCommand(rest);
+    case 'tasks':
+      return (await import('./tasks-command.js')).tasksCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -4,8 +4,9 @@ import { defaultAccountId } from '../api-keys.js';
 import { toPublicDelivery } from '../domain/delivery.js';
 import type { Store } from '../ports/store.js';
 import { WEBHOOK_SECRET_OVERLAP_MS } from '../webhooks/webhook-signature.js';
-import { UsageError } from './main.js';
-import { printTable, withStore } from './store-session.js';
+import { printTable } from './print-table.js';
+import { withStore } from './store-session.js';
+import { UsageError } from './usage-error.js';
 
 async function currentSecret(store: Store, accountId: string): Promise<string> {
   const current = (await store.getWebhookSecrets(accountId)).at(0);

@@ -1,0 +1,240 @@
+/**
+ * The API client commands of the built `videogen` binary (`generate`, `tasks …`) against a real server:
+ * local files uploaded and turned into an MP4 on disk, `--json` output, one-line errors with their code and
+ * exit statuses, and no progress bar when the output is not a terminal.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CompletedTask, Task } from '@videogen/client';
+import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
+import { mp4Facts } from './helpers/mp4-facts.js';
+import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+
+/** A carriage return or an escape sequence: what a progress bar would leave in captured output. */
+function assertNoTerminalControl(output: string): void {
+  assert.ok(!output.includes('\r') && !output.includes('\u001b'), 'no progress bar drawn');
+}
+
+describe('videogen generate and tasks (API client commands)', () => {
+  let workDir: string;
+  let server: ServerProcess;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'videogen-cli-client-'));
+    const dataDir = join(workDir, 'data');
+    server = await startServer(serverEnv(dataDir));
+    const apiKey = server.printedKey();
+    assert.ok(apiKey, 'the first start printed a key');
+    env = { ...serverEnv(dataDir), VIDEOGEN_BASE_URL: server.url, VIDEOGEN_API_KEY: apiKey };
+  });
+  after(async () => {
+    await server?.stop();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  const videogen = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
+    runCli(args, { ...env, ...extraEnv });
+
+  it('uploads local images and downloads the image-to-video MP4', async () => {
+    const first = join(workDir, 'first.png');
+    const last = join(workDir, 'last.png');
+    await writeTestImage(first, { width: 320, height: 180, colour: [220, 40, 40] });
+    await writeTestImage(last, { width: 320, height: 180, colour: [40, 40, 220] });
+    const output = join(workDir, 'transition.mp4');
+    const run = await videogen([
+      'generate',
+      '--prompt',
+      'image 1 turns into image 2',
+      '--image',
+      first,
+      '--image',
+      last,
+      '--fast',
+      '--duration',
+      '4',
+      '--quality',
+      '480p',
+      '--output',
+      output,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout, `${output}\n`);
+    assert.equal(run.stderr, '', 'no progress bar when stderr is not a terminal');
+    const facts = await mp4Facts(output);
+    assert.ok(Math.abs(facts.duration - 4) < 0.1, `duration ${facts.duration}`);
+    assert.equal(facts.video?.width, 854);
+    assert.equal(facts.video?.height, 480);
+    assert.ok(!existsSync(`${output}.part`));
+  });
+
+  it('prints the task and the file as JSON with --json, for a URL or a reference with audio', async () => {
+    const image = join(workDir, 'reference.png');
+    const audio = join(workDir, 'music.wav');
+    await writeTestImage(image, { width: 200, height: 200, colour: [30, 160, 60] });
+    await writeTestAudio(audio, { seconds: 2 });
+    const output = join(workDir, 'reference.mp4');
+    const run = await videogen([
+      'generate',
+      '--json',
+      '-p',
+      'image 1 dances to audio 1',
+      '--image',
+      image,
+      '--audio',
+      audio,
+      '--model',
+      'videogen-2.0-fast-reference-to-video',
+      '--duration',
+      '4',
+      '--quality',
+      '480p',
+      '--aspect-ratio',
+      '1:1',
+      '--seed',
+      '7',
+      '-o',
+      output,
+    ]);
+    assert.equal(run.code, 0, run.stderr);
+    assertNoTerminalControl(run.stdout);
+    const printed = JSON.parse(run.stdout) as { task: CompletedTask; output: string };
+    assert.equal(printed.output, output);
+    assert.equal(printed.task.status, 'completed');
+    assert.equal(printed.task.model, 'videogen-2.0-fast-reference-to-video');
+    assert.equal(printed.task.seed, 7);
+    assert.equal(printed.task.aspect_ratio, '1:1');
+    const facts = await mp4Facts(output);
+    assert.equal(facts.video?.width, 480);
+    assert.equal(facts.video?.height, 480);
+    assert.ok(facts.audio, 'the soundtrack of the audio reference');
+  });
+
+  it('gets, lists, watches, cancels and deletes tasks, as text or JSON', async () => {
+    const created = await videogen([
+      'generate',
+      '--no-wait',
+      '--json',
+      '--prompt',
+      'a long one',
+      '--duration',
+      '15',
+      '--quality',
+      '1080p',
+    ]);
+    assert.equal(created.code, 0, created.stderr);
+    const task = JSON.parse(created.stdout) as Task;
+    assert.equal(task.model, 'videogen-2.0-text-to-video', 'no assets: the text mode');
+    assert.equal(task.status, 'pending');
+
+    const got = await videogen(['tasks', 'get', task.id, '--json']);
+    assert.equal(got.code, 0, got.stderr);
+    assert.equal((JSON.parse(got.stdout) as Task).id, task.id);
+    const shown = await videogen(['tasks', 'get', task.id]);
+    assert.match(shown.stdout, new RegExp(`^id: +${task.id}$`, 'm'));
+    assert.match(shown.stdout, /^model: +videogen-2\.0-text-to-video$/m);
+
+    const listed = await videogen(['tasks', 'list', '--json', '--limit', '2']);
+    assert.equal(listed.code, 0, listed.stderr);
+    const tasks = JSON.parse(listed.stdout) as Task[];
+    assert.equal(tasks.length, 2);
+    assert.equal(tasks[0]?.id, task.id, 'newest first');
+    const all = JSON.parse((await videogen(['tasks', 'list', '--json', '--all'])).stdout) as Task[];
+    assert.ok(all.length >= 3);
+    const table = await videogen(['tasks', 'list', '--status', 'completed']);
+    assert.match(table.stdout, /^ID +MODEL +STATUS +PROGRESS +CREATED$/m);
+    assert.doesNotMatch(table.stdout, new RegExp(task.id));
+
+    const watching = videogen(['tasks', 'watch', task.id]);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    const cancelled = await videogen(['tasks', 'cancel', task.id, '--json']);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.equal((JSON.parse(cancelled.stdout) as Task).status, 'failed');
+    const watched = await watching;
+    assert.equal(watched.code, 1, 'a task that fails ends the watch with status 1');
+    assertNoTerminalControl(watched.stdout);
+    assertNoTerminalControl(watched.stderr);
+    assert.match(watched.stdout, /^(pending|processing) \d+%$/m);
+    assert.match(watched.stdout, /^failed \d+%$/m);
+    assert.match(watched.stderr, /^videogen: cancelled: /);
+
+    const again = await videogen(['tasks', 'cancel', task.id]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /^videogen: task_not_cancellable: /);
+    const deleted = await videogen(['tasks', 'delete', task.id]);
+    assert.equal(deleted.code, 0, deleted.stderr);
+    assert.equal(deleted.stdout, `deleted ${task.id}\n`);
+  });
+
+  it('follows a task with tasks watch --json, one JSON line per change', async () => {
+    const created = await videogen(['generate', '--no-wait', '--prompt', 'a kite', '--duration', '4']);
+    const taskId = created.stdout.trim();
+    assert.match(taskId, /^task-unified-/);
+    const watched = await videogen(['tasks', 'watch', taskId, '--json']);
+    assert.equal(watched.code, 0, watched.stderr);
+    const states = watched.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Task);
+    assert.equal(states.at(-1)?.status, 'completed');
+    assert.equal(watched.stderr, '');
+  });
+
+  it('reports API errors as one line with their code, and exit status 1', async () => {
+    const badKey = await videogen(['tasks', 'list'], {
+      VIDEOGEN_API_KEY: 'vg_dev_00000000000000000000000000000000',
+    });
+    assert.equal(badKey.code, 1);
+    assert.equal(badKey.stderr, 'videogen: invalid_api_key: The API key is unknown or has been revoked.\n');
+    assert.equal(badKey.stdout, '');
+
+    const flagKey = await videogen(['tasks', 'get', 'task-unified-x', '--api-key', 'vg_dev_nope']);
+    assert.equal(flagKey.stderr, 'videogen: invalid_api_key: The API key is unknown or has been revoked.\n');
+
+    const unknown = await videogen(['tasks', 'get', 'task-unified-does-not-exist']);
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /^videogen: task_not_found: .+\n$/);
+
+    const refused = await videogen([
+      'generate',
+      '--prompt',
+      'x',
+      '--image',
+      'https://example.com/a.png',
+      '--mode',
+      'text',
+    ]);
+    assert.equal(refused.code, 2, 'a text model given an image is a usage error');
+    assert.match(refused.stderr, /^videogen: videogen-2\.0-text-to-video takes no --image/);
+
+    const missingFile = await videogen(['generate', '--prompt', 'x', '--image', join(workDir, 'nope.png')]);
+    assert.equal(missingFile.code, 1);
+    assert.match(missingFile.stderr, /^videogen: cannot read .*nope\.png: no such file\n$/);
+
+    const unreachable = await videogen(['tasks', 'list', '--base-url', 'http://127.0.0.1:9']);
+    assert.equal(unreachable.code, 1);
+    assert.match(unreachable.stderr, /^videogen: connection_error: .+\n$/);
+  });
+
+  it('refuses bad flags and missing configuration with a usage error, exit status 2', async () => {
+    const badFlag = await videogen(['generate', '--prompt', 'x', '--colour', 'red']);
+    assert.equal(badFlag.code, 2);
+    assert.match(badFlag.stderr, /^videogen: Unknown option '--colour'/);
+    assert.match(badFlag.stderr, /Usage: videogen/);
+
+    const badDuration = await videogen(['generate', '--prompt', 'x', '--duration', '30']);
+    assert.equal(badDuration.code, 2);
+    assert.match(badDuration.stderr, /^videogen: --duration must be a whole number of seconds from 4 to 15/);
+
+    const noKey = await videogen(['tasks', 'list'], { VIDEOGEN_API_KEY: '' });
+    assert.equal(noKey.code, 2);
+    assert.match(noKey.stderr, /^videogen: no API key: set VIDEOGEN_API_KEY or pass --api-key/);
+
+    const noAction = await videogen(['tasks']);
+    assert.equal(noAction.code, 2);
+  });
+});
