@@ -1,0 +1,64 @@
+/**
+ * The client SDK stands alone (no server code in it), so it spells the interface's catalogues out again: the
+ * model IDs and their modes, the request's value ranges, the task statuses and error codes, the task's shape.
+ * This keeps the two spellings one: any change on either side that the other lacks fails here.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import * as client from '@videogen/client';
+import { ASPECT_RATIOS, QUALITIES } from '../src/domain/frame-size.js';
+import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/domain/generation-request.js';
+import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
+import { type PublicTask, TASK_STATUSES } from '../src/domain/task.js';
+import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/errors.js';
+import type { DeletedTask, PublicTaskList } from '../src/task-service.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+type SameKeys<A, B> = Same<keyof A, keyof B>;
+type Assert<T extends true> = T;
+
+/** The codes only the dashboard's own routes answer with: an SDK for the public API need not know them. */
+type DashboardOnlyCode = 'invalid_credentials' | 'not_signed_in' | 'invalid_csrf_token' | 'api_key_not_found';
+
+// Compile-time: these fail the build when the shapes part.
+export type Checks = [
+  Assert<Same<Exclude<ApiErrorCode, DashboardOnlyCode>, client.ApiErrorCode>>,
+  Assert<Same<client.ModelId, (typeof MODEL_IDS)[number]>>,
+  Assert<SameKeys<PublicTask, client.CompletedTask & client.FailedTask>>,
+  Assert<SameKeys<PublicTaskList, client.TaskPage>>,
+  Assert<SameKeys<DeletedTask, client.DeletedTask>>,
+];
+
+describe('the client SDK and the server share their catalogues', () => {
+  it('model IDs and the mode of each', () => {
+    assert.deepEqual([...client.MODEL_IDS].sort(), [...MODEL_IDS].sort());
+    for (const id of MODEL_IDS) assert.equal(client.modeOf(id), MODELS.get(id)?.mode, id);
+    for (const mode of ['text', 'image', 'reference'] as const) {
+      for (const fast of [false, true]) {
+        const model = MODELS.get(client.modelFor(mode, { fast }));
+        assert.deepEqual([model?.mode, model?.fast], [mode, fast]);
+      }
+    }
+  });
+
+  it('value ranges of the request', () => {
+    assert.deepEqual(client.QUALITIES, QUALITIES);
+    assert.deepEqual(client.ASPECT_RATIOS, ASPECT_RATIOS);
+    const { minimum, maximum } = GenerationRequestSchema.properties.duration as {
+      minimum: number;
+      maximum: number;
+    };
+    assert.deepEqual(
+      client.DURATIONS,
+      Array.from({ length: maximum - minimum + 1 }, (_, i) => minimum + i),
+    );
+    assert.equal(client.MAX_SEED, SEED_MAX);
+    assert.equal(client.MAX_PROMPT_LENGTH, PROMPT_MAX_LENGTH);
+    assert.equal(client.MAX_REFERENCE_ASSETS, MAX_REFERENCE_ASSETS);
+  });
+
+  it('task statuses and failure codes', () => {
+    assert.deepEqual(client.TASK_STATUSES, TASK_STATUSES);
+    assert.deepEqual([...client.TASK_ERROR_CODES].sort(), [...TASK_ERROR_CODES].sort());
+  });
+});
