@@ -15,12 +15,6 @@ export async function createOwnedAccount(
     .where('email', '=', owner.email)
     .executeTakeFirst();
   if (taken) return undefined;
-  const account = await createAccount(db, now);
   // The unique index on email is the backstop for a race between two creations.
-  await db
-    .updateTable('accounts')
-    .set({ email: owner.email, password_hash: owner.passwordHash })
-    .where('id', '=', account.id)
-    .execute();
-  return { ...account, email: owner.email };
+  return createAccount(db, now, owner);
 }
