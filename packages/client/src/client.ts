@@ -6,6 +6,7 @@ import { type FetchFunction, type RequestOptions, Transport } from './transport.
 import type {
   CompletedTask,
   DeletedTask,
+  Delivery,
   FailedTask,
   FinalTask,
   ListTasksParams,
@@ -164,6 +165,30 @@ export class VideogenClient {
   /** `DELETE /v1/tasks/{task_id}`: removes a final task and its video. */
   deleteTask(taskId: string, options: RequestOptions = {}): Promise<DeletedTask> {
     return this.transport.json<DeletedTask>({ method: 'DELETE', path: taskPath(taskId), ...options });
+  }
+
+  /** `GET /v1/tasks/{task_id}/deliveries`: the task's callback messages, oldest first, each with its attempts. */
+  async listDeliveries(taskId: string, options: RequestOptions = {}): Promise<Delivery[]> {
+    const list = await this.transport.json<{ data: Delivery[] }>({
+      method: 'GET',
+      path: `${taskPath(taskId)}/deliveries`,
+      ...options,
+    });
+    return list.data;
+  }
+
+  /**
+   * `POST /v1/tasks/{task_id}/deliveries/redeliver`: sends the task's current state to its `callback_url` again,
+   * as a new message (a new `webhook-id`).
+   */
+  redeliver(taskId: string, options: RequestOptions = {}): Promise<Delivery> {
+    // Not repeated after a broken connection: a repeat would queue a second message.
+    return this.transport.json<Delivery>({
+      method: 'POST',
+      path: `${taskPath(taskId)}/deliveries/redeliver`,
+      idempotent: false,
+      ...options,
+    });
   }
 
   /** `POST /v1/files`: uploads an image, video or audio file; put its `url` in the field of its `kind`. */

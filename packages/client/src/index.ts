@@ -73,6 +73,7 @@ export type { FetchFunction, RequestOptions } from './transport.js';
 export {
   type CompletedTask,
   type DeletedTask,
+  type Delivery,
   type FailedTask,
   type FileKind,
   type FinalTask,

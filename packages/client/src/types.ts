@@ -124,3 +124,24 @@ export interface UploadedFile {
   readonly created_at: number;
   readonly url: string;
 }
+
+/** One callback message about a task (`GET /v1/tasks/{task_id}/deliveries`), with every attempt to send it. */
+export interface Delivery {
+  /** `msg_…`: the `webhook-id` the receiver gets. */
+  readonly id: string;
+  readonly object: 'webhook.delivery';
+  readonly task_id: string;
+  readonly event: `task.${TaskStatus}`;
+  readonly url: string;
+  readonly status: 'pending' | 'succeeded' | 'failed';
+  /** Unix seconds. */
+  readonly created_at: number;
+  /** Unix seconds of the next attempt, while pending. */
+  readonly next_attempt_at?: number;
+  readonly attempts: readonly {
+    readonly attempted_at: number;
+    readonly duration_ms: number;
+    readonly http_status?: number;
+    readonly error?: string;
+  }[];
+}

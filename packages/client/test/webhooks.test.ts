@@ -184,17 +184,29 @@ describe('verifyWebhook against real callbacks', () => {
     assert.notEqual(rotated, secret);
     const task = completedTaskId(completed);
     const before = receiver.received.length;
-    const redelivered = await fetch(`${server.url}/v1/tasks/${task}/deliveries/redeliver`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${server.apiKey}` },
-    });
-    assert.equal(redelivered.status, 202);
+    const redelivered = await client.redeliver(task);
+    assert.equal(redelivered.task_id, task);
+    assert.equal(redelivered.event, 'task.completed');
     const again = await receiver.waitFor((received) => receiver.received.indexOf(received) >= before);
     const signatures = String(again.headers['webhook-signature']).split(' ');
     assert.equal(signatures.length, 2, 'signed with the new secret and the old one');
     assert.equal((await verifyWebhook(again.body, again.headers, secret)).id, task);
     assert.equal((await verifyWebhook(again.body, again.headers, rotated)).id, task);
     assert.equal((await verifyWebhook(again.body, again.headers, ['whsec_bm9wZQ==', rotated])).id, task);
+
+    // The log has every message: processing, completed, and the one sent again, which arrived.
+    assert.equal(again.headers['webhook-id'], redelivered.id);
+    const log = await client.listDeliveries(task);
+    assert.deepEqual(
+      log.map((delivery) => delivery.event),
+      ['task.processing', 'task.completed', 'task.completed'],
+    );
+    assert.ok(
+      log.some((delivery) => delivery.id === redelivered.id),
+      'the redelivery is in the log',
+    );
+    assert.ok(log.slice(0, 2).every((delivery) => delivery.status === 'succeeded'));
+    assert.equal(log[1]?.attempts[0]?.http_status, 204);
   });
 });
 
