@@ -390,17 +390,50 @@ describe('videogen accounts create', () => {
   });
   after(() => rm(dataDir, { recursive: true, force: true }));
 
-  function create(args: string[], password: string) {
+  function create(args: string[], password: string, dir = dataDir) {
     return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const child = execFile(
         process.execPath,
         [CLI_PATH, 'accounts', 'create', ...args],
-        { env: serverEnv(dataDir) },
+        { env: serverEnv(dir) },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
       child.stdin?.end(`${password}\n`);
     });
   }
+
+  it('gives the account of the first key, named by the first start, an owner who then sees its tasks', async () => {
+    const fresh = await mkdtemp(join(tmpdir(), 'videogen-first-'));
+    const server = await startServer(serverEnv(fresh));
+    try {
+      const key = server.printedKey();
+      assert.ok(key);
+      const command = /npx videogen accounts create --email you@example\.com --account (acct_\w+)/.exec(
+        server.stdout(),
+      );
+      assert.ok(command?.[1], 'the banner names the command');
+      const made = await create(['--email', 'first@example.com', '--account', command[1]], PASSWORD, fresh);
+      assert.equal(made.code, 0, made.stderr);
+      const again = await create(['--email', 'other@example.com', '--account', command[1]], PASSWORD, fresh);
+      assert.equal(again.code, 1, 'an account has one owner');
+
+      const task = await fetch(`${server.url}/v1/videos/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(TEXT),
+      }).then((response) => response.json() as Promise<PublicTask>);
+      const browser = new Browser(server.url);
+      assert.equal((await browser.signIn('first@example.com', PASSWORD)).status, 200);
+      const listed = await browser.request<{ data: PublicTask[] }>('GET', '/v1/tasks');
+      assert.deepEqual(
+        listed.body.data.map((t) => t.id),
+        [task.id],
+      );
+    } finally {
+      await server.stop();
+      await rm(fresh, { recursive: true, force: true });
+    }
+  });
 
   it('creates an owner from a password on stdin, who then signs in to a server on that store', async () => {
     const made = await create(['--email', 'Lin@Example.com'], PASSWORD);

@@ -4,7 +4,7 @@ import { loadConfig, type Role } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startService } from '../service.js';
 
-function firstKeyBanner(key: string, baseUrl: string): string {
+function firstKeyBanner(key: string, accountId: string, baseUrl: string): string {
   return `
   videogen created the first development API key. It is shown only this once; store it now
   (for example in VIDEOGEN_API_KEY or your secret manager):
@@ -20,6 +20,10 @@ function firstKeyBanner(key: string, baseUrl: string): string {
 
     curl -s ${baseUrl}/v1/tasks/<id from the answer above> -H "Authorization: Bearer ${key}"
 
+  To use the dashboard (${baseUrl}/dashboard) with this account, give it an owner:
+
+    npx videogen accounts create --email you@example.com --account ${accountId}
+
 `;
 }
 
@@ -32,7 +36,7 @@ export async function serveCommand(role?: Role): Promise<number> {
 
   if (config.role !== 'worker') {
     const first = await createFirstKey(service.store);
-    if (first) process.stdout.write(firstKeyBanner(first.key, service.publicUrl));
+    if (first) process.stdout.write(firstKeyBanner(first.key, first.record.accountId, service.publicUrl));
   }
 
   return new Promise((resolve) => {
