@@ -23,7 +23,10 @@ export interface VideogenClientOptions {
   readonly apiKey: string;
   /** The fetch to use (default: the global one); for proxies, tests or instrumentation. */
   readonly fetch?: FetchFunction;
-  /** Retries of a request refused with 429 or 5xx, or cut off when repeating it is safe (default 2). */
+  /**
+   * Retries of a request refused with 429, or failed with 5xx or cut off when repeating it is safe: reads,
+   * deletions and creations, never a cancel, a redelivery or an upload (default 2).
+   */
   readonly maxRetries?: number;
   /** Per attempt, in ms, until the answer has arrived (default 60 000). */
   readonly timeout?: number;
@@ -136,7 +139,7 @@ export class VideogenClient {
           method: 'GET',
           path: '/v1/tasks',
           query: { ...params, after },
-          ...options,
+          ...perCall(options),
         });
         yield page;
         if (!page.has_more || page.next_cursor === null) return;
@@ -158,13 +161,17 @@ export class VideogenClient {
       method: 'POST',
       path: `${taskPath(taskId)}/cancel`,
       idempotent: false,
-      ...options,
+      ...perCall(options),
     });
   }
 
   /** `DELETE /v1/tasks/{task_id}`: removes a final task and its video. */
   deleteTask(taskId: string, options: RequestOptions = {}): Promise<DeletedTask> {
-    return this.transport.json<DeletedTask>({ method: 'DELETE', path: taskPath(taskId), ...options });
+    return this.transport.json<DeletedTask>({
+      method: 'DELETE',
+      path: taskPath(taskId),
+      ...perCall(options),
+    });
   }
 
   /** `GET /v1/tasks/{task_id}/deliveries`: the task's callback messages, oldest first, each with its attempts. */
@@ -172,7 +179,7 @@ export class VideogenClient {
     const list = await this.transport.json<{ data: Delivery[] }>({
       method: 'GET',
       path: `${taskPath(taskId)}/deliveries`,
-      ...options,
+      ...perCall(options),
     });
     return list.data;
   }
@@ -187,7 +194,7 @@ export class VideogenClient {
       method: 'POST',
       path: `${taskPath(taskId)}/deliveries/redeliver`,
       idempotent: false,
-      ...options,
+      ...perCall(options),
     });
   }
 
@@ -239,6 +246,14 @@ export class VideogenClient {
     const timeout = options.timeout ?? this.timeout;
     return options.wait === undefined ? timeout : Math.max(timeout, options.wait * 1000 + WAIT_MARGIN_MS);
   }
+}
+
+/**
+ * Only the per-call options, so that whatever else the caller's object holds (it may be a larger options
+ * object, or come from JavaScript) never reaches the request and overrides its method, path or idempotency.
+ */
+function perCall(options: RequestOptions): RequestOptions {
+  return { signal: options.signal, timeout: options.timeout, maxRetries: options.maxRetries };
 }
 
 function preferWait(seconds: number | undefined): Record<string, string> {

@@ -123,7 +123,10 @@ export class RateLimitError extends VideogenError {
   }
 }
 
-/** 5xx: the server failed (`internal_error`) or its queue is full (`overloaded`). Retried automatically. */
+/**
+ * 5xx: the server failed (`internal_error`) or its queue is full (`overloaded`). Retried automatically when the
+ * request is idempotent (reads, deletions, creations); a cancel, a redelivery or an upload is not repeated.
+ */
 export class ServerError extends VideogenError {}
 
 /** The connection failed or broke, or the server's answer was not the API's. */
@@ -202,26 +205,29 @@ export function errorFromResponse(status: number, headers: Headers, bodyText: st
   }
   const requestId = headers.get('x-request-id') ?? undefined;
   const ErrorType = errorClassOf(status);
-  if (!isErrorBody(body)) {
-    const excerpt = bodyText.trim().slice(0, 200);
-    return new ErrorType('unexpected_response', `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`, {
+  let code: string;
+  let message: string;
+  let details: VideogenErrorDetails;
+  if (isErrorBody(body)) {
+    code = body.error.code;
+    message = body.error.message;
+    details = {
       status,
-      requestId,
+      requestId: requestId ?? body.error.request_id,
+      param: body.error.param,
+      type: body.error.type,
       headers,
-    });
+    };
+  } else {
+    // Not the API's error body (a proxy's HTML page, say): one line of it, whitespace collapsed.
+    const excerpt = bodyText.replace(/\s+/g, ' ').trim().slice(0, 200);
+    code = 'unexpected_response';
+    message = `HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`;
+    details = { status, requestId, headers };
   }
-  const details = {
-    status,
-    requestId: requestId ?? body.error.request_id,
-    param: body.error.param,
-    type: body.error.type,
-    headers,
-  };
   if (ErrorType === RateLimitError) {
-    return new RateLimitError(body.error.code, body.error.message, {
-      ...details,
-      retryAfter: parseRetryAfter(headers),
-    });
+    // Whatever the body, a 429's Retry-After is what the retries wait for.
+    return new RateLimitError(code, message, { ...details, retryAfter: parseRetryAfter(headers) });
   }
-  return new ErrorType(body.error.code, body.error.message, details);
+  return new ErrorType(code, message, details);
 }

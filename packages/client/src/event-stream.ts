@@ -29,6 +29,8 @@ class LineSplitter {
   private skipLeadingLineFeed = false;
 
   push(text: string): string[] {
+    // An empty piece (an empty chunk, or one holding only part of a character) must not forget a pending CR.
+    if (text === '') return [];
     let input = text;
     if (this.skipLeadingLineFeed && input.startsWith('\n')) input = input.slice(1);
     this.skipLeadingLineFeed = false;

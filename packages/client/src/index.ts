@@ -27,6 +27,7 @@ export {
   TaskFailedError,
   VideogenError,
   type VideogenErrorCode,
+  type VideogenErrorDetails,
   type WebhookErrorCode,
   WebhookVerificationError,
 } from './errors.js';

@@ -17,13 +17,14 @@ export interface BackoffOptions {
 export const DEFAULT_BACKOFF: BackoffOptions = { initialDelayMs: 500, maxDelayMs: 8_000 };
 
 /**
- * Whether `error` is worth another attempt. A 429 or 5xx answer means the request was refused or failed, so
- * another attempt is always safe to make; a broken connection leaves unknown whether the server acted on it,
- * so only idempotent requests (reads, deletions, and creations sent with an `Idempotency-Key`) are retried.
+ * Whether `error` is worth another attempt. A 429 is refused before any work is done, so another attempt is
+ * always safe. A 5xx answer (the server failing part-way, or a proxy's 502/504 after the request reached the
+ * server) and a broken connection leave unknown whether the server acted on it, so they are retried only for
+ * idempotent requests (reads, deletions, and creations sent with an `Idempotency-Key`).
  */
 export function isRetryable(error: unknown, idempotent: boolean): boolean {
-  if (error instanceof RateLimitError || error instanceof ServerError) return true;
-  return idempotent && error instanceof ConnectionError;
+  if (error instanceof RateLimitError) return true;
+  return idempotent && (error instanceof ServerError || error instanceof ConnectionError);
 }
 
 /** Delay before retry number `retry` (0 for the first): `Retry-After` when the server gave one, else backoff. */
@@ -52,7 +53,7 @@ export function backoffDelayMs(
 }
 
 function retryAfterOf(error: VideogenError): number | undefined {
-  if (error instanceof RateLimitError) return error.retryAfter;
+  if (error instanceof RateLimitError && error.retryAfter !== undefined) return error.retryAfter;
   return error.headers ? parseRetryAfter(error.headers) : undefined;
 }
 

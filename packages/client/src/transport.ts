@@ -184,12 +184,24 @@ export class Transport {
       );
     }
     // fetch's own message is vague ("fetch failed"); its cause says what happened (ECONNREFUSED …).
-    const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    const reason = error instanceof Error ? `${error.message}${cause}` : String(error);
+    const cause = error instanceof Error ? describeCause(error.cause) : undefined;
+    const reason = error instanceof Error ? `${error.message}${cause ? `: ${cause}` : ''}` : String(error);
     return new ConnectionError('connection_error', `${request.method} ${request.path}: ${reason}`, {
       cause: error,
     });
   }
+}
+
+/**
+ * What a fetch failure's cause says. Node's connection errors may be an `AggregateError` with an empty
+ * message (every address of `localhost`, IPv6 and IPv4, refused): then its code or its first error's message.
+ */
+function describeCause(cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return undefined;
+  if (cause.message) return cause.message;
+  const inner = cause instanceof AggregateError ? describeCause(cause.errors[0]) : undefined;
+  const code = (cause as { code?: unknown }).code;
+  return inner ?? (typeof code === 'string' ? code : undefined);
 }
 
 /** Aborts `controller` when `signal` aborts; answers a function that undoes the link. */

@@ -33,6 +33,13 @@ function isStreamUnsupported(error: unknown): boolean {
   return error.status === 405 || error.status === 406 || error.status === 501;
 }
 
+/** What the caller's `onProgress` threw: handed back as it is, never taken for a broken stream. */
+class ProgressCallbackFailure extends Error {
+  constructor(readonly error: unknown) {
+    super('onProgress threw', { cause: error });
+  }
+}
+
 class ProgressReporter {
   private last: Task | undefined;
 
@@ -41,7 +48,11 @@ class ProgressReporter {
   report(task: Task): void {
     if (this.last?.status === task.status && this.last.progress === task.progress) return;
     this.last = task;
-    this.onProgress?.(task);
+    try {
+      this.onProgress?.(task);
+    } catch (error) {
+      throw new ProgressCallbackFailure(error);
+    }
   }
 }
 
@@ -61,11 +72,22 @@ export async function waitForTask(
   const reporter = new ProgressReporter(options.onProgress);
   const { transport, getTask } = source;
   const maxRetries = options.maxRetries ?? source.maxRetries;
-  if (method !== 'poll') {
-    const streamed = await followEvents(transport, taskId, options, reporter, method === 'auto', maxRetries);
-    if (streamed) return streamed;
+  try {
+    if (method !== 'poll') {
+      const streamed = await followEvents(
+        transport,
+        taskId,
+        options,
+        reporter,
+        method === 'auto',
+        maxRetries,
+      );
+      if (streamed) return streamed;
+    }
+    return await poll(getTask, taskId, options, reporter);
+  } catch (error) {
+    throw error instanceof ProgressCallbackFailure ? error.error : error;
   }
-  return poll(getTask, taskId, options, reporter);
 }
 
 /** The task's final state from its event stream, or undefined when `fallBack` is allowed and polling is needed. */
@@ -134,6 +156,7 @@ async function followEvents(
       // The stream ended on a state that is not final (the server restarting): open another.
     } catch (error) {
       if (options.signal?.aborted) throw options.signal.reason;
+      if (error instanceof ProgressCallbackFailure) throw error;
       if (error instanceof VideogenError && !(error instanceof ConnectionError)) throw error;
       // A broken connection or a quiet stream: open another, unless it keeps failing.
     } finally {

@@ -66,8 +66,11 @@ function constantTimeEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 function bodyBytes(body: string | Uint8Array | ArrayBuffer): Uint8Array<ArrayBuffer> {
   if (typeof body === 'string') return new TextEncoder().encode(body);
-  if (body instanceof ArrayBuffer) return new Uint8Array(body);
-  if (body instanceof Uint8Array) return new Uint8Array(body);
+  // By tag rather than `instanceof`, so that bytes from another realm (a vm context, an iframe) pass too.
+  if (Object.prototype.toString.call(body) === '[object ArrayBuffer]') {
+    return new Uint8Array(body as ArrayBuffer).slice();
+  }
+  if (ArrayBuffer.isView(body)) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength).slice();
   throw new TypeError(
     'verifyWebhook needs the raw body (a string, Uint8Array or ArrayBuffer), not parsed JSON',
   );

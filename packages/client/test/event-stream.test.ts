@@ -49,6 +49,12 @@ describe('parseEventStream', () => {
     ]);
   });
 
+  it('keeps a CR at the end of a chunk paired with the LF after an empty chunk', async () => {
+    // CR | (nothing) | LF is one line ending, not two: the event keeps its name.
+    const events = await collect(['event: task\r', new Uint8Array(0), '\ndata: x\r', '', '\n\r\n']);
+    assert.deepEqual(events, [{ event: 'task', id: undefined, data: 'x', retry: undefined }]);
+  });
+
   it('decodes UTF-8 split inside a character, drops a BOM and an unfinished last event', async () => {
     const bytes = new TextEncoder().encode('\uFEFFdata: café ☕\n\ndata: cut off');
     const events = await collect([bytes.subarray(0, 14), bytes.subarray(14)]);

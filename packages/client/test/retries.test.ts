@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  ConflictError,
   ConnectionError,
   RateLimitError,
   RequestTimeoutError,
@@ -13,7 +14,7 @@ import {
   type Task,
   VideogenClient,
 } from '../src/index.js';
-import { apiErrorResponse, recordingFetch } from './helpers/recording-fetch.js';
+import { apiErrorResponse, jsonResponse, recordingFetch } from './helpers/recording-fetch.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 const QUICK = {
@@ -252,5 +253,106 @@ describe('retries of injected failures in front of a real server', () => {
     );
     assert.ok(Date.now() - started < 2_000, 'the 30 s Retry-After was not waited out');
     assert.equal(recorder.sent.length, 1);
+  });
+});
+
+describe('what is retried, and how long it waits (injected answers, no server)', () => {
+  // Nothing listens there: every answer below comes from the interceptor.
+  const baseUrl = 'http://127.0.0.1:1';
+  const apiKey = 'vg_dev_x';
+
+  it('repeats a 5xx only for idempotent calls, and a 429 for every call', async () => {
+    const failing = recordingFetch(() => apiErrorResponse(500, 'internal_error', 'api_error'));
+    const client = new VideogenClient({ baseUrl, apiKey, fetch: failing.fetch, backoff: FAST_BACKOFF });
+    await assert.rejects(client.cancelTask('task-unified-x'), ServerError);
+    assert.equal(failing.sent.length, 1, 'a cancel that failed with 500 may have happened: not repeated');
+    failing.sent.length = 0;
+    await assert.rejects(client.redeliver('task-unified-x'), ServerError);
+    assert.equal(failing.sent.length, 1, 'a redelivery is not repeated either');
+    failing.sent.length = 0;
+    await assert.rejects(client.uploadFile(new Blob(['x'])), ServerError);
+    assert.equal(failing.sent.length, 1, 'nor an upload');
+    failing.sent.length = 0;
+    await assert.rejects(client.getTask('task-unified-x'), ServerError);
+    assert.equal(failing.sent.length, 3, 'a read is');
+
+    const limited = recordingFetch((_request, attempt) =>
+      attempt === 1
+        ? apiErrorResponse(429, 'rate_limited', 'rate_limit_error', { 'retry-after': '0' })
+        : apiErrorResponse(409, 'task_not_cancellable', 'conflict_error'),
+    );
+    const limitedClient = new VideogenClient({ baseUrl, apiKey, fetch: limited.fetch });
+    await assert.rejects(limitedClient.cancelTask('task-unified-x'), ConflictError);
+    assert.equal(limited.sent.length, 2, 'a 429 was refused before any work: repeated');
+  });
+
+  it('honours a Retry-After given as an HTTP date, on a 429 whatever its body', async () => {
+    // A proxy's 429: not the API's JSON, and the date form of Retry-After (whole seconds, so 2 s ahead).
+    const retryAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
+    const recorder = recordingFetch((_request, attempt) =>
+      attempt === 1
+        ? new Response('<html>\n<body>Too Many Requests</body>\n</html>', {
+            status: 429,
+            headers: { 'content-type': 'text/html', 'retry-after': retryAt.toUTCString() },
+          })
+        : jsonResponse(200, { id: 'task-unified-x' }),
+    );
+    const client = new VideogenClient({ baseUrl, apiKey, fetch: recorder.fetch, backoff: FAST_BACKOFF });
+    await client.getTask('task-unified-x');
+    const [first, second] = recorder.sent;
+    assert.ok(first && second);
+    assert.ok(
+      Date.now() >= retryAt.getTime(),
+      `retried ${retryAt.getTime() - Date.now()} ms before the Retry-After date`,
+    );
+
+    const once = recordingFetch(
+      () =>
+        new Response('<html>\n<body>Too Many Requests</body>\n</html>', {
+          status: 429,
+          headers: { 'retry-after': '7' },
+        }),
+    );
+    const noRetries = new VideogenClient({ baseUrl, apiKey, fetch: once.fetch, maxRetries: 0 });
+    await assert.rejects(noRetries.getTask('task-unified-x'), (error: unknown) => {
+      assert.ok(error instanceof RateLimitError);
+      assert.equal(error.retryAfter, 7);
+      assert.equal(error.code, 'unexpected_response');
+      assert.equal(error.message, 'HTTP 429: <html> <body>Too Many Requests</body> </html>', 'one line');
+      return true;
+    });
+  });
+
+  it("names what refused the connection when fetch's cause is an AggregateError without a message", async () => {
+    const refused = (address: string) =>
+      Object.assign(new Error(`connect ECONNREFUSED ${address}`), { code: 'ECONNREFUSED' });
+    const client = new VideogenClient({
+      baseUrl,
+      apiKey,
+      maxRetries: 0,
+      fetch: () => {
+        const both = Object.assign(new AggregateError([refused('::1:8080'), refused('127.0.0.1:8080')], ''), {
+          code: 'ECONNREFUSED',
+        });
+        throw new TypeError('fetch failed', { cause: both });
+      },
+    });
+    await assert.rejects(client.getTask('task-unified-x'), (error: unknown) => {
+      assert.ok(error instanceof ConnectionError);
+      assert.equal(
+        error.message,
+        'GET /v1/tasks/task-unified-x: fetch failed: connect ECONNREFUSED ::1:8080',
+      );
+      return true;
+    });
+  });
+
+  it('sends only the per-call options, whatever else the options object holds', async () => {
+    const recorder = recordingFetch(() => jsonResponse(200, { status: 'failed' }));
+    const client = new VideogenClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    // From JavaScript, or a wider object: fields beyond signal, timeout and maxRetries must not leak in.
+    const options = { timeout: 5_000, method: 'DELETE', path: '/v1/elsewhere', idempotent: true };
+    await client.cancelTask('task-unified-x', options);
+    assert.deepEqual(recorder.paths(), ['POST /v1/tasks/task-unified-x/cancel']);
   });
 });

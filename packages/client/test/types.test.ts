@@ -23,6 +23,7 @@ import {
   type TextToVideoRequest,
   VideogenClient,
   VideogenError,
+  type VideogenErrorDetails,
 } from '../src/index.js';
 
 const image = 'https://example.com/first.png';
@@ -226,6 +227,10 @@ test('client methods are typed per model and per answer', () => {
         expectTypeOf(error.status).toEqualTypeOf<number | undefined>();
         expectTypeOf(error.requestId).toEqualTypeOf<string | undefined>();
         expectTypeOf(error.param).toEqualTypeOf<string | undefined>();
+        // The constructor's details are exported, for subclasses and tests that build errors.
+        expectTypeOf<ConstructorParameters<typeof VideogenError>[2]>().toEqualTypeOf<
+          VideogenErrorDetails | undefined
+        >();
       }
     }
   }

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { runInNewContext } from 'node:vm';
 import { VideogenClient, verifyWebhook, WebhookVerificationError } from '../src/index.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
@@ -213,3 +214,72 @@ describe('verifyWebhook against real callbacks', () => {
 function completedTaskId(received: Received): string {
   return (JSON.parse(new TextDecoder().decode(received.body)) as { id: string }).id;
 }
+
+describe('verifyWebhook on a message signed here (no server)', () => {
+  const secret = `whsec_${btoa('a signing secret of thirty-two b')}`;
+  const body = '{"id":"task-unified-x","status":"processing", "progress":40}';
+  const id = 'msg_local';
+
+  async function signedHeaders(payload: string, timestamp: number): Promise<Record<string, string>> {
+    const key = await crypto.subtle.importKey(
+      'raw',
+      Uint8Array.from(atob(secret.slice('whsec_'.length)), (c) => c.charCodeAt(0)),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign'],
+    );
+    const mac = await crypto.subtle.sign(
+      'HMAC',
+      key,
+      new TextEncoder().encode(`${id}.${timestamp}.${payload}`),
+    );
+    const signature = btoa(String.fromCharCode(...new Uint8Array(mac)));
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(timestamp),
+      // Another version's signature and a stray space first: only `v1,` entries count.
+      'webhook-signature': `v2,AAAA  v1,${btoa('not it')} v1,${signature}`,
+    };
+  }
+
+  it('takes the raw bytes in any view, from any realm, and refuses the body serialised again', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const headers = await signedHeaders(body, now);
+    const bytes = new TextEncoder().encode(body);
+    assert.equal((await verifyWebhook(body, headers, secret)).id, 'task-unified-x');
+    assert.equal((await verifyWebhook(bytes.buffer, headers, secret)).id, 'task-unified-x');
+    assert.equal((await verifyWebhook(Buffer.from(body), headers, secret)).id, 'task-unified-x');
+    // A view into a larger buffer: only its own bytes are the body.
+    const padded = new Uint8Array(bytes.length + 8);
+    padded.set(bytes, 4);
+    assert.equal(
+      (await verifyWebhook(padded.subarray(4, 4 + bytes.length), headers, secret)).id,
+      'task-unified-x',
+    );
+    // Bytes made in another realm (a vm context, as some test runners and sandboxes use) are bytes too.
+    const foreign = runInNewContext('new Uint8Array(length)', { length: bytes.length }) as Uint8Array;
+    foreign.set(bytes);
+    assert.equal((await verifyWebhook(foreign, headers, secret)).id, 'task-unified-x');
+
+    await assert.rejects(
+      verifyWebhook(JSON.stringify(JSON.parse(body)), headers, secret),
+      refusedWith('invalid_webhook_signature'),
+    );
+    await assert.rejects(
+      verifyWebhook(JSON.parse(body) as string, headers, secret),
+      (error: unknown) => error instanceof TypeError && /raw body/.test(error.message),
+    );
+  });
+
+  it('refuses a timestamp too far either way, and a message signed with no v1 signature', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    for (const offset of [-301, 301]) {
+      await assert.rejects(
+        verifyWebhook(body, await signedHeaders(body, now + offset), secret),
+        refusedWith('webhook_timestamp_out_of_range'),
+      );
+    }
+    const headers = { ...(await signedHeaders(body, now)), 'webhook-signature': 'v1a,xyz v2,abc' };
+    await assert.rejects(verifyWebhook(body, headers, secret), refusedWith('invalid_webhook_signature'));
+  });
+});

@@ -4,15 +4,19 @@
  * exit statuses, and no progress bar when the output is not a terminal.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { CompletedTask, Task } from '@videogen/client';
+import type { CompletedTask, ProcessingTask, Task } from '@videogen/client';
 import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
 import { mp4Facts } from './helpers/mp4-facts.js';
-import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { CLI_PATH, runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
 
 /** A carriage return or an escape sequence: what a progress bar would leave in captured output. */
 function assertNoTerminalControl(output: string): void {
@@ -236,5 +240,187 @@ describe('videogen generate and tasks (API client commands)', () => {
 
     const noAction = await videogen(['tasks']);
     assert.equal(noAction.code, 2);
+  });
+});
+
+/**
+ * A stand-in for the API, for what a real server will not do on demand: a video that downloads slowly (to
+ * interrupt), one that is missing, a task that never ends, and a proxy's HTML error page. The prompt chooses.
+ */
+class FakeApi {
+  private readonly server: Server;
+  /** Answers held open, ended when the fake closes. */
+  private readonly held = new Set<ServerResponse>();
+  url = '';
+
+  constructor() {
+    this.server = createServer((request, response) => {
+      const path = new URL(request.url ?? '/', 'http://fake').pathname;
+      if (request.method === 'POST' && path === '/v1/videos/generations') {
+        let body = '';
+        request.on('data', (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        request.on('end', () => {
+          const prompt = (JSON.parse(body) as { prompt: string }).prompt;
+          this.json(response, 200, this.task(`task-unified-${prompt}`, 'processing'));
+        });
+        return;
+      }
+      const events = /^\/v1\/tasks\/task-unified-([a-z-]+)\/events$/.exec(path);
+      if (events?.[1]) {
+        response.writeHead(200, { 'content-type': 'text/event-stream' });
+        const name = events[1];
+        const final = name !== 'never-ends';
+        const task = this.task(`task-unified-${name}`, final ? 'completed' : 'processing');
+        response.write(`event: task\nid: 1\ndata: ${JSON.stringify(task)}\n\n`);
+        if (final) response.end();
+        else this.held.add(response);
+        return;
+      }
+      if (path === '/video/slow.mp4') {
+        response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(1 << 24) });
+        response.write(Buffer.alloc(64 * 1024));
+        this.held.add(response);
+        return;
+      }
+      if (path === '/v1/tasks/task-unified-behind-a-proxy') {
+        response.writeHead(413, { 'content-type': 'text/html' });
+        response.end(
+          '<html>\r\n<head><title>413 Request Entity Too Large</title></head>\r\n<body>\r\n' +
+            '<center><h1>413 Request Entity Too Large</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n',
+        );
+        return;
+      }
+      this.json(response, 404, { error: { code: 'not_found', message: `no ${path}` } });
+    });
+  }
+
+  private task(id: string, status: 'processing' | 'completed'): Task {
+    const common = {
+      id,
+      object: 'video.generation.task',
+      model: 'videogen-2.0-text-to-video',
+      created_at: 1763812345,
+      updated_at: 1763812346,
+      duration: 5,
+      quality: '720p',
+      aspect_ratio: '16:9',
+      seed: 1,
+    } as const;
+    if (status === 'processing') return { ...common, status, progress: 40 } satisfies ProcessingTask;
+    const video = id.replace('task-unified-', '');
+    return {
+      ...common,
+      status,
+      progress: 100,
+      completed_at: 1763812350,
+      results: [`${this.url}/video/${video}.mp4`],
+    } satisfies CompletedTask;
+  }
+
+  private json(response: ServerResponse, status: number, body: unknown): void {
+    response.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  }
+
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
+  }
+
+  async close(): Promise<void> {
+    for (const response of this.held) response.destroy();
+    await new Promise((resolve) => this.server.close(resolve));
+  }
+}
+
+describe('videogen generate against a stand-in API: interruptions and failures', () => {
+  let workDir: string;
+  let api: FakeApi;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    workDir = await mkdtemp(join(tmpdir(), 'videogen-cli-fake-'));
+    api = new FakeApi();
+    const url = await api.listen();
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      VIDEOGEN_BASE_URL: url,
+      VIDEOGEN_API_KEY: 'vg_dev_x',
+    };
+  });
+  after(async () => {
+    await api?.close();
+    await rm(workDir, { recursive: true, force: true });
+  });
+
+  /** Starts `videogen args`, sends SIGINT once `ready()` holds, and answers how it ended. */
+  async function interrupted(args: string[], ready: () => boolean) {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const closed = once(child, 'close');
+    const deadline = Date.now() + 10_000;
+    while (!ready()) {
+      assert.ok(Date.now() < deadline, `never ready; stderr: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    child.kill('SIGINT');
+    const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
+    return { code, signal, stdout, stderr };
+  }
+
+  it('removes the partial download when interrupted with Ctrl-C, and exits with 130', async () => {
+    const output = join(workDir, 'slow.mp4');
+    const run = await interrupted(['generate', '-p', 'slow', '-o', output], () =>
+      existsSync(`${output}.part`),
+    );
+    assert.equal(run.signal, null, 'it exits by itself, having cleaned up');
+    assert.equal(run.code, 130);
+    assert.ok(!existsSync(`${output}.part`), 'no partial video left behind');
+    assert.ok(!existsSync(output));
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr, 'videogen: interrupted\n');
+  });
+
+  it('says which task goes on when interrupted while waiting', async () => {
+    let waited = false;
+    setTimeout(() => {
+      waited = true;
+    }, 1_000);
+    const run = await interrupted(['generate', '-p', 'never-ends', '--json'], () => waited);
+    assert.equal(run.code, 130);
+    assert.equal(run.stdout, '', 'nothing on stdout, not even with --json');
+    assert.equal(
+      run.stderr,
+      'videogen: interrupted; task task-unified-never-ends goes on (videogen tasks cancel task-unified-never-ends)\n',
+    );
+  });
+
+  it('fails a missing video in one line, leaving no file', async () => {
+    const output = join(workDir, 'missing.mp4');
+    const run = await runCli(['generate', '-p', 'missing', '-o', output], env);
+    assert.equal(run.code, 1);
+    assert.match(run.stderr, /^videogen: download_failed: HTTP 404 for the video at http:\S+\n$/);
+    assert.equal(run.stdout, '');
+    assert.ok(!existsSync(output) && !existsSync(`${output}.part`));
+  });
+
+  it("reports a proxy's HTML error page in one line", async () => {
+    const run = await runCli(['tasks', 'get', 'task-unified-behind-a-proxy'], env);
+    assert.equal(run.code, 1);
+    assert.equal(
+      run.stderr,
+      'videogen: unexpected_response: HTTP 413: <html> <head><title>413 Request Entity Too Large</title></head> ' +
+        '<body> <center><h1>413 Request Entity Too Large</h1></center> <hr><center>nginx</center> </body> </html>\n',
+    );
   });
 });

@@ -36,7 +36,8 @@ export function apiClientFrom(flags: ApiClientFlags, env: NodeJS.ProcessEnv = pr
 /** An API error, worded for the terminal: `invalid_api_key: The API key is unknown or has been revoked.` */
 export class ApiCommandError extends Error {
   constructor(error: VideogenError) {
-    super(`${error.code}: ${error.message}`, { cause: error });
+    // One line, whatever the message holds (a proxy's error page is quoted in it).
+    super(`${error.code}: ${error.message}`.replace(/\s+/g, ' ').trim(), { cause: error });
     this.name = 'ApiCommandError';
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createWriteStream, openAsBlob } from 'node:fs';
 import { rename, rm, stat } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -156,7 +157,11 @@ function isUrl(value: string): boolean {
 }
 
 /** URLs as they are; local files uploaded, in their order, and replaced by the URL of the upload. */
-async function resolveAssets(client: VideogenClient, values: readonly string[]): Promise<AssetUrl[]> {
+async function resolveAssets(
+  client: VideogenClient,
+  values: readonly string[],
+  signal: AbortSignal,
+): Promise<AssetUrl[]> {
   const urls: AssetUrl[] = [];
   for (const value of values) {
     if (isUrl(value)) {
@@ -172,15 +177,29 @@ async function resolveAssets(client: VideogenClient, values: readonly string[]):
         (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
       throw new Error(`cannot read ${value}: ${reason}`);
     }
-    urls.push((await client.uploadFile(file, { filename: basename(value) })).url);
+    urls.push((await client.uploadFile(file, { filename: basename(value), signal })).url);
   }
   return urls;
 }
 
-/** Streams the video to a temporary file beside `path`, then moves it into place. */
-async function download(url: string, path: string): Promise<void> {
-  const response = await fetch(url);
+/**
+ * Streams the video to a temporary file beside `path`, then moves it into place. The temporary file is removed
+ * when anything fails or `signal` aborts (Ctrl-C), so no partial video is left behind.
+ */
+export async function download(url: string, path: string, signal?: AbortSignal): Promise<void> {
+  let response: Response;
+  try {
+    response = await fetch(url, { signal });
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    const cause =
+      (error as Error).cause instanceof Error ? `: ${((error as Error).cause as Error).message}` : '';
+    throw new Error(`download_failed: ${(error as Error).message}${cause} (the video at ${url})`, {
+      cause: error,
+    });
+  }
   if (!response.ok || !response.body) {
+    await response.body?.cancel().catch(() => undefined);
     throw new Error(`download_failed: HTTP ${response.status} for the video at ${url}`);
   }
   const partial = `${path}.part`;
@@ -188,12 +207,41 @@ async function download(url: string, path: string): Promise<void> {
     await pipeline(
       Readable.fromWeb(response.body as NodeReadableStream<Uint8Array>),
       createWriteStream(partial),
+      { signal },
     );
     await rename(partial, path);
   } catch (error) {
     await rm(partial, { force: true });
-    throw error;
+    throw signal?.aborted ? signal.reason : error;
   }
+}
+
+/** Ctrl-C or SIGTERM while a command runs. */
+class Interrupted extends Error {
+  constructor(readonly signalName: NodeJS.Signals) {
+    super('interrupted');
+  }
+}
+
+/**
+ * While it is installed, SIGINT and SIGTERM abort `signal` instead of killing the process at once, so that
+ * what is under way stops and cleans up (a partial download is removed); a second one exits at once.
+ */
+function interruptions(): { readonly signal: AbortSignal; dispose(): void } {
+  const controller = new AbortController();
+  const onSignal = (name: NodeJS.Signals) => {
+    if (controller.signal.aborted) process.exit(128 + (constants.signals[name] ?? 0));
+    controller.abort(new Interrupted(name));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return {
+    signal: controller.signal,
+    dispose() {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    },
+  };
 }
 
 export async function generateCommand(args: string[]): Promise<number> {
@@ -214,36 +262,55 @@ export async function generateCommand(args: string[]): Promise<number> {
   });
   const client = apiClientFrom(values);
 
-  return reportingApiErrors(async () => {
-    const request = buildRequest(model, common, {
-      image: await resolveAssets(client, assetArguments.image),
-      video: await resolveAssets(client, assetArguments.video),
-      audio: await resolveAssets(client, assetArguments.audio),
-    });
-    const created = await client.createTask(request);
-    if (values['no-wait']) {
-      if (values.json) printJson(created);
-      else process.stdout.write(`${created.id}\n`);
-      return 0;
-    }
-
-    const bar = progressBar();
-    let task: CompletedTask;
-    try {
-      const final = await client.waitForTask(created.id, { onProgress: (update) => bar.update(update) });
-      bar.finish();
-      if (final.status === 'failed') {
-        if (values.json) printJson({ task: final });
-        throw new TaskFailedError(final);
+  const interrupt = interruptions();
+  const { signal } = interrupt;
+  const bar = progressBar();
+  /** The task being waited for: Ctrl-C leaves it running on the server. */
+  let running: string | undefined;
+  try {
+    return await reportingApiErrors(async () => {
+      const request = buildRequest(model, common, {
+        image: await resolveAssets(client, assetArguments.image, signal),
+        video: await resolveAssets(client, assetArguments.video, signal),
+        audio: await resolveAssets(client, assetArguments.audio, signal),
+      });
+      const created = await client.createTask(request, { signal });
+      if (values['no-wait']) {
+        if (values.json) printJson(created);
+        else process.stdout.write(`${created.id}\n`);
+        return 0;
       }
-      task = final;
-    } finally {
-      bar.finish();
-    }
-    const output = resolve(values.output ?? `${task.id}.mp4`);
-    await download(task.results[0], output);
-    if (values.json) printJson({ task, output });
-    else process.stdout.write(`${output}\n`);
-    return 0;
-  });
+
+      let task: CompletedTask;
+      running = created.id;
+      try {
+        const final = await client.waitForTask(created.id, {
+          onProgress: (update) => bar.update(update),
+          signal,
+        });
+        running = undefined;
+        bar.finish();
+        if (final.status === 'failed') {
+          if (values.json) printJson({ task: final });
+          throw new TaskFailedError(final);
+        }
+        task = final;
+      } finally {
+        bar.finish();
+      }
+      const output = resolve(values.output ?? `${task.id}.mp4`);
+      await download(task.results[0], output, signal);
+      if (values.json) printJson({ task, output });
+      else process.stdout.write(`${output}\n`);
+      return 0;
+    });
+  } catch (error) {
+    if (!(signal.reason instanceof Interrupted)) throw error;
+    bar.finish();
+    const still = running === undefined ? '' : `; task ${running} goes on (videogen tasks cancel ${running})`;
+    process.stderr.write(`videogen: interrupted${still}\n`);
+    return 128 + (constants.signals[signal.reason.signalName] ?? 0);
+  } finally {
+    interrupt.dispose();
+  }
 }

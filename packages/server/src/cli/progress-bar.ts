@@ -17,9 +17,11 @@ export function progressBar(stream: NodeJS.WriteStream = process.stderr): Progre
   let drawn = false;
   return {
     update(task) {
-      const filled = Math.round((task.progress / 100) * BAR_WIDTH);
+      // Clamped: a server answering a progress outside 0 to 100 must not make `repeat` throw.
+      const percent = Math.min(100, Math.max(0, Number(task.progress) || 0));
+      const filled = Math.round((percent / 100) * BAR_WIDTH);
       const bar = `${'█'.repeat(filled)}${'░'.repeat(BAR_WIDTH - filled)}`;
-      const line = `${bar} ${String(task.progress).padStart(3)}%  ${task.status}  ${task.id}`;
+      const line = `${bar} ${String(percent).padStart(3)}%  ${task.status}  ${task.id}`;
       // Carriage return and "erase line", then the new state.
       stream.write(`\r\x1b[2K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
       drawn = true;
