@@ -39,6 +39,7 @@ interface PageElement {
   readonly value: string;
   readonly naturalWidth: number;
   readonly tagName: string;
+  readonly id: string;
 }
 declare const document: {
   querySelector(selector: string): PageElement | null;
@@ -273,6 +274,18 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
 
     await page.getByRole('button', { name: 'Done' }).click();
     assert.equal(await page.locator('.new-key').count(), 0, 'the key is not shown again');
+    assert.equal(
+      await page
+        .locator('input')
+        .evaluateAll((inputs, shown) => inputs.some((input) => input.value === shown), key),
+      false,
+      'no field holds the key any more',
+    );
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.tagName),
+      'H1',
+      'the focus goes back to the page, not to <body>, when Done disappears',
+    );
     await openPage(page, 'Tasks');
     await openPage(page, 'API keys');
     const lastUsed = keyRow(page, 'ci').locator('td[data-label="Last used"] time');
@@ -470,6 +483,11 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
       /succeeded[\s\S]*HTTP 200/,
     );
     await screenshot(page, 'task');
+
+    // Sending the callback again follows the new delivery to its end, though every earlier one had ended.
+    await page.getByRole('button', { name: 'Send the callback again' }).click();
+    await page.locator('.delivery').nth(2).locator('.delivery-succeeded').waitFor({ timeout: 30_000 });
+    assert.equal(await page.locator('.delivery').count(), 3);
   });
 
   it('cancels a running task and then deletes it, each after a confirmation', async () => {
@@ -536,8 +554,14 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await page.getByRole('link', { name: 'Clear' }).click();
     await page.locator('tbody tr').first().waitFor();
     const switcher = page.getByRole('banner').getByLabel('Environment');
+    await switcher.focus();
     await switcher.selectOption('production');
     await page.getByText('No tasks yet.').waitFor();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id),
+      'environment-select',
+      'changing the environment redraws the page but leaves the focus on the switcher',
+    );
     assert.equal(await page.locator('#production-banner').isVisible(), true);
     const session = await fetchInPage(page, '/dashboard/api/session');
     assert.equal(session.body.environment, 'production');
@@ -644,6 +668,23 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
       'H1',
       'focus moves to the new page',
     );
+  });
+
+  it('shows Page not found for a malformed address, and builds no javascript: link from data', async () => {
+    await page.goto(`${server.url}/dashboard#/tasks/%E0%A4%A`);
+    await page.getByRole('heading', { level: 1, name: 'Page not found' }).waitFor();
+
+    const built = await page.evaluate(async () => {
+      const modulePath = '/dashboard/assets/ui.js';
+      const domPath = '/dashboard/assets/dom.js';
+      const [ui, dom] = await Promise.all([import(modulePath), import(domPath)]);
+      return [
+        ui.resultVideo('javascript:alert(document.domain)', 'Generated video').outerHTML,
+        ui.resultVideo(' JaVaScRiPt:alert(1)', 'Generated video').outerHTML,
+        dom.h('a', { href: 'data:text/html,<script>alert(1)</script>' }, 'result').outerHTML,
+      ] as string[];
+    });
+    for (const html of built) assert.doesNotMatch(html, /javascript:|data:|href|src=/i, html);
   });
 
   it('fits a 390 px wide phone screen on every page', async () => {

@@ -5,6 +5,7 @@
 
 let csrfToken = null;
 let onSignedOut = () => {};
+let onSessionRenewed = () => true;
 
 export function setCsrfToken(token) {
   csrfToken = token;
@@ -15,8 +16,16 @@ export function setSignedOutHandler(handler) {
   onSignedOut = handler;
 }
 
+/**
+ * Called with the session read again after a refused CSRF token; answers whether the refused request may be sent
+ * again with its token, i.e. whether it is still the account and environment the page shows.
+ */
+export function setSessionRenewedHandler(handler) {
+  onSessionRenewed = handler;
+}
+
 export class ApiError extends Error {
-  constructor(status, envelope, headers) {
+  constructor(status, envelope, headers = new Headers()) {
     const error = envelope?.error ?? {};
     super(error.message ?? `The server answered HTTP ${status}.`);
     this.name = 'ApiError';
@@ -65,8 +74,19 @@ export async function api(path, options = {}) {
   if (response.status === 403 && body?.error?.code === 'invalid_csrf_token' && request.method !== 'GET') {
     // The session was renewed elsewhere (a sign-in in another tab): fetch its token and try once more.
     const session = await send('/dashboard/api/session', { method: 'GET' });
-    if (session.ok) {
-      setCsrfToken((await session.json()).csrf_token);
+    const renewed = session.ok ? await readBody(session) : null;
+    if (renewed && !onSessionRenewed(renewed)) {
+      // Another account, or another environment: what the reader confirmed was meant for the old one.
+      throw new ApiError(409, {
+        error: {
+          code: 'session_changed',
+          message:
+            'You signed in again in another tab, so this page was out of date. Nothing was changed: check the page and try again.',
+        },
+      });
+    }
+    if (renewed) {
+      setCsrfToken(renewed.csrf_token);
       response = await send(path, request);
       body = await readBody(response);
     }

@@ -134,6 +134,8 @@ environmentSelect.addEventListener('change', async () => {
     const session = await setEnvironment(environmentSelect.value);
     announce(`Now looking at ${session.environment}.`);
     router.show();
+    // The page is redrawn, but changing a select must not move the focus away from it (WCAG 3.2.2).
+    environmentSelect.focus();
   } catch (error) {
     environmentSelect.value = currentSession()?.environment ?? 'development';
     announce(describeError(error));
@@ -143,6 +145,9 @@ environmentSelect.addEventListener('change', async () => {
 document.getElementById('sign-out').addEventListener('click', async () => {
   try {
     await signOut();
+  } catch (error) {
+    // Signed out here all the same; say that the server may still hold the session.
+    announce(`Signing out may not have reached the server: ${describeError(error)}`);
   } finally {
     afterSignIn = HOME;
     navigate('#/sign-in');

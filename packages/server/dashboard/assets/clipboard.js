@@ -14,9 +14,13 @@ function selectContents(element) {
   selection.addRange(range);
 }
 
-/** A button that copies `text()` and, when the clipboard is unavailable, selects `source` instead. */
-export function copyButton({ text, source, label = 'Copy' }) {
+/**
+ * A button that copies `text()` and, when the clipboard is unavailable, selects `source` instead (after
+ * `beforeSelect()`, which can make it selectable).
+ */
+export function copyButton({ text, source, label = 'Copy', beforeSelect }) {
   const button = h('button', { type: 'button', class: 'button secondary copy-button' }, label);
+  let reset = null;
   button.addEventListener('click', async () => {
     try {
       // navigator.clipboard exists only on secure origins (https, or localhost).
@@ -24,11 +28,14 @@ export function copyButton({ text, source, label = 'Copy' }) {
       button.textContent = 'Copied';
       announce('Copied to the clipboard.');
     } catch {
+      beforeSelect?.();
       selectContents(source);
       button.textContent = 'Selected: press Ctrl+C';
       announce('Could not use the clipboard; the text is selected, press Control C or Command C to copy it.');
     }
-    setTimeout(() => {
+    // From the last click: an earlier click's timer must not put the label back early.
+    clearTimeout(reset);
+    reset = setTimeout(() => {
       button.textContent = label;
     }, 4000);
   });

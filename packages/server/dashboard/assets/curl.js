@@ -1,7 +1,7 @@
 /** The curl commands equivalent to what the playground sends, for the reader's own scripts. */
 
 /** Quotes a string for a POSIX shell: inside single quotes, a quote is `'\''`. */
-export function shellQuote(text) {
+function shellQuote(text) {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
 

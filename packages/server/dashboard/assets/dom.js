@@ -13,9 +13,25 @@ const BOOLEAN_PROPERTIES = new Set([
   'open',
 ]);
 
+const SAFE_SCHEMES = new Set(['http:', 'https:', 'blob:']);
+
+/**
+ * `url` as an absolute address when it is http(s) or blob, else null: a link or player built from data (a task's
+ * result URL) must never be a `javascript:` or `data:` URL.
+ */
+export function safeUrl(url) {
+  try {
+    const parsed = new URL(String(url), location.href);
+    return SAFE_SCHEMES.has(parsed.protocol) ? parsed.href : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * `h('button', { type: 'button', class: 'button', onclick: fn }, 'Copy')`. `on…` props add listeners, `value` and
- * the boolean props set the element's property, anything else is an attribute. Children may be strings, nodes,
+ * the boolean props set the element's property, anything else is an attribute; an `href` or `src` that is not
+ * http(s) or blob (see `safeUrl`) is left out. Children may be strings, nodes,
  * arrays of them, or null/false (skipped).
  */
 export function h(tag, props = {}, ...children) {
@@ -30,6 +46,8 @@ export function h(tag, props = {}, ...children) {
       element.value = value;
     } else if (BOOLEAN_PROPERTIES.has(name)) {
       element[name] = Boolean(value);
+    } else if ((name === 'href' || name === 'src') && !safeUrl(value)) {
+      // Skipped: never a link or source that could run script.
     } else if (value !== false) {
       element.setAttribute(name, value === true ? '' : String(value));
     }
@@ -38,7 +56,7 @@ export function h(tag, props = {}, ...children) {
   return element;
 }
 
-export function append(parent, children) {
+function append(parent, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     parent.append(typeof child === 'string' || typeof child === 'number' ? String(child) : child);
@@ -81,7 +99,7 @@ export function time(seconds) {
   return h('time', { datetime: date.toISOString(), title: date.toISOString() }, formatDate(date));
 }
 
-export function formatDate(date) {
+function formatDate(date) {
   return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 

@@ -4,7 +4,7 @@ import { copyButton } from './clipboard.js';
 import { confirmDialog } from './dialogs.js';
 import { announce, field, h, select, time } from './dom.js';
 import { currentSession } from './session.js';
-import { cell, dataTable, errorBox, pageHeading } from './ui.js';
+import { cell, dataTable, errorBox, exclusive, pageHeading } from './ui.js';
 
 const ENVIRONMENTS = [
   ['development', 'Development'],
@@ -80,7 +80,11 @@ export async function renderKeys(main, { signal }) {
       key: answer.key,
       apiKey: answer.api_key,
       previous: answer.previous,
-      onDone: () => newKeySlot.replaceChildren(),
+      onDone: () => {
+        newKeySlot.replaceChildren();
+        // The Done button is gone with the panel: put the focus back at the top of the page, not on <body>.
+        main.querySelector('h1')?.focus();
+      },
     });
     newKeySlot.replaceChildren(panel);
     focus();
@@ -96,7 +100,8 @@ export async function renderKeys(main, { signal }) {
     }
   }
 
-  async function revoke(key) {
+  // A double click must not revoke or rotate twice (a second rotation would lose the first new key).
+  const revoke = exclusive(async (key) => {
     const confirmed = await confirmDialog({
       title: `Revoke “${key.name}”?`,
       content: h(
@@ -108,6 +113,7 @@ export async function renderKeys(main, { signal }) {
       ),
       confirmLabel: 'Revoke key',
       danger: true,
+      signal,
     });
     if (!confirmed) return;
     errors.clear();
@@ -119,9 +125,9 @@ export async function renderKeys(main, { signal }) {
     } catch (error) {
       errors.show(error);
     }
-  }
+  });
 
-  async function rotate(key) {
+  const rotate = exclusive(async (key) => {
     const grace = select({ name: 'grace_period_hours' }, GRACE_PERIODS, '24');
     const form = await confirmDialog({
       title: `Rotate “${key.name}”?`,
@@ -135,6 +141,7 @@ export async function renderKeys(main, { signal }) {
         field('Old key keeps working for', grace),
       ],
       confirmLabel: 'Rotate key',
+      signal,
     });
     if (!form) return;
     errors.clear();
@@ -148,7 +155,7 @@ export async function renderKeys(main, { signal }) {
     } catch (error) {
       errors.show(error);
     }
-  }
+  });
 
   function keyList(keys) {
     if (keys.length === 0) {

@@ -7,9 +7,8 @@ import { copyButton } from './clipboard.js';
 import { curlCommands } from './curl.js';
 import { field, h, select, uid } from './dom.js';
 import { currentSession } from './session.js';
-import { resultVideo } from './task-page.js';
 import { watchTask } from './task-watch.js';
-import { errorBox, pageHeading, statusBadge } from './ui.js';
+import { codeBlock, errorBox, pageHeading, resultVideo, statusBadge } from './ui.js';
 
 const MODES = {
   text: { label: 'Text to video', uploads: [] },
@@ -121,18 +120,10 @@ export async function renderPlayground(main, { signal, query }) {
   });
   const uploadsSlot = h('div', { class: 'uploads' });
   const submit = h('button', { type: 'submit', class: 'button' }, 'Generate video');
-  const curlCode = h('code');
-  const curlBlock = h(
-    'pre',
-    { class: 'code', tabindex: '0', 'aria-label': 'Equivalent curl command' },
-    curlCode,
-  );
-  const runSlot = h('section', {
-    class: 'run',
-    'aria-live': 'polite',
-    'aria-labelledby': 'run-heading',
-    hidden: true,
-  });
+  const curlBlock = codeBlock('', 'Equivalent curl command');
+  const curlCode = curlBlock.querySelector('code');
+  // Only the stage line is live: the whole section would be read out again at every progress step.
+  const runSlot = h('section', { class: 'run', 'aria-labelledby': 'run-heading', hidden: true });
   let uploads = [];
   /** File → URL returned by /v1/files, so a second run does not upload the same file again. */
   const uploaded = new Map();
@@ -199,7 +190,7 @@ export async function renderPlayground(main, { signal, query }) {
     running?.abort();
     running = new AbortController();
     const runSignal = AbortSignal.any([signal, running.signal]);
-    const stage = h('p', { class: 'stage' }, 'Starting…');
+    const stage = h('p', { class: 'stage', role: 'status' }, 'Starting…');
     const bar = h('progress', { max: '100', value: '0', 'aria-labelledby': 'run-progress-label' });
     const percent = h('span', { class: 'progress-value' }, '0%');
     const status = h('span');
@@ -246,18 +237,25 @@ export async function renderPlayground(main, { signal, query }) {
       await new Promise((resolve) => {
         watchTask(task.id, {
           signal: runSignal,
-          onError: (error) => errors.show(error),
+          onError: (error, { retrying }) => {
+            errors.show(error);
+            if (retrying) return;
+            // Given up (the task was deleted meanwhile, say): end the run so the button works again.
+            stage.textContent = 'The task can no longer be followed.';
+            resolve();
+          },
           onUpdate: (next) => {
             bar.value = next.progress;
             percent.textContent = `${next.progress}%`;
             status.replaceChildren(statusBadge(next.status));
             if (next.status === 'completed') {
               stage.textContent = 'Done.';
-              videoSlot.replaceChildren(resultVideo(next.results[0], 'Generated video'));
+              if (next.results?.[0])
+                videoSlot.replaceChildren(resultVideo(next.results[0], 'Generated video'));
               resolve();
             } else if (next.status === 'failed') {
               stage.textContent = 'The task failed.';
-              errors.show(`${next.error.code}: ${next.error.message}`);
+              errors.show(next.error ? `${next.error.code}: ${next.error.message}` : 'The task failed.');
               resolve();
             }
           },

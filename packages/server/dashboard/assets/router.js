@@ -3,9 +3,18 @@
  * when the reader leaves it, which closes its event streams, timers and pending requests.
  */
 
-export function parseHash(hash) {
+function parseHash(hash) {
   const [path, query = ''] = hash.replace(/^#/, '').split('?');
   return { path: path || '/', query: new URLSearchParams(query) };
+}
+
+/** The route's parameters decoded, or null when one is not valid percent-encoding (`#/tasks/%E0`). */
+function decodeParams(raw) {
+  try {
+    return raw.map(decodeURIComponent);
+  } catch {
+    return null;
+  }
 }
 
 export function createRouter({ routes, resolve }) {
@@ -19,8 +28,9 @@ export function createRouter({ routes, resolve }) {
     const signal = controller.signal;
     for (const route of routes) {
       const match = route.pattern.exec(path);
-      if (match) {
-        await resolve(route, { params: match.slice(1).map(decodeURIComponent), query, path, signal });
+      const params = match && decodeParams(match.slice(1));
+      if (params) {
+        await resolve(route, { params, query, path, signal });
         return;
       }
     }

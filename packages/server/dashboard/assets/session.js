@@ -1,5 +1,5 @@
 /** Who is signed in and which environment the dashboard looks at; the CSRF token goes to api.js. */
-import { ApiError, api, setCsrfToken } from './api.js';
+import { ApiError, api, setCsrfToken, setSessionRenewedHandler } from './api.js';
 
 const listeners = new Set();
 let current = null;
@@ -19,6 +19,13 @@ function update(body) {
   for (const listener of listeners) listener(current);
   return current;
 }
+
+// A sign-in in another tab replaced the session: go on only if it is the same account and environment as shown.
+setSessionRenewedHandler((body) => {
+  const same = current?.account.id === body.account?.id && current?.environment === body.environment;
+  update(body);
+  return same;
+});
 
 export async function loadSession() {
   try {

@@ -1,10 +1,20 @@
 /** #/tasks/<id>: one task, live: its status and progress, the video, its request and JSON, its callbacks. */
-import { ApiError, api } from './api.js';
+import { ApiError, api, describeError } from './api.js';
 import { confirmDialog } from './dialogs.js';
 import { announce, h, time } from './dom.js';
 import { navigate } from './router.js';
 import { watchTask } from './task-watch.js';
-import { codeBlock, errorBox, isFinal, json, pageHeading, statusBadge, taskProgress } from './ui.js';
+import {
+  codeBlock,
+  errorBox,
+  exclusive,
+  isFinal,
+  json,
+  pageHeading,
+  resultVideo,
+  statusBadge,
+  taskProgress,
+} from './ui.js';
 
 const DELIVERY_REFRESH_MS = 3000;
 
@@ -27,21 +37,6 @@ function summary(task) {
     'dl',
     { class: 'summary' },
     rows.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
-  );
-}
-
-/** The result video, played from its signed link. */
-export function resultVideo(url, label) {
-  return h(
-    'figure',
-    { class: 'video' },
-    h('video', { src: url, controls: true, playsinline: true, preload: 'auto', 'aria-label': label }),
-    h(
-      'figcaption',
-      {},
-      h('a', { href: url, download: '' }, 'Download the MP4'),
-      ' (the link is valid for 24 hours).',
-    ),
   );
 }
 
@@ -117,7 +112,8 @@ function deliveryList(deliveries) {
 export async function renderTask(main, { params: [taskId], signal }) {
   const path = `/v1/tasks/${encodeURIComponent(taskId)}`;
   const errors = errorBox();
-  const summarySlot = h('div', { 'aria-live': 'polite' });
+  // Not a live region: it is redrawn at every progress step; status changes are announced instead.
+  const summarySlot = h('div');
   const actionsSlot = h('div', { class: 'actions' });
   const videoSlot = h('div');
   const taskJson = h('div');
@@ -126,13 +122,17 @@ export async function renderTask(main, { params: [taskId], signal }) {
   let task = null;
   let request = null;
   let shownVideo = null;
+  let deliveryTimer = null;
+  signal.addEventListener('abort', () => clearTimeout(deliveryTimer));
 
-  async function cancel() {
+  // One action at a time: a double click cancels, deletes or redelivers once.
+  const cancel = exclusive(async () => {
     const confirmed = await confirmDialog({
       title: 'Cancel this task?',
       content: h('p', {}, 'It stops rendering and fails with the error code cancelled.'),
       confirmLabel: 'Cancel task',
       danger: true,
+      signal,
     });
     if (!confirmed) return;
     try {
@@ -141,14 +141,15 @@ export async function renderTask(main, { params: [taskId], signal }) {
     } catch (error) {
       errors.show(error);
     }
-  }
+  });
 
-  async function remove() {
+  const remove = exclusive(async () => {
     const confirmed = await confirmDialog({
       title: 'Delete this task?',
       content: h('p', {}, 'The task, its video and its callback log are deleted. This cannot be undone.'),
       confirmLabel: 'Delete task',
       danger: true,
+      signal,
     });
     if (!confirmed) return;
     try {
@@ -158,19 +159,22 @@ export async function renderTask(main, { params: [taskId], signal }) {
     } catch (error) {
       errors.show(error);
     }
-  }
+  });
 
-  async function redeliver() {
+  const redeliver = exclusive(async () => {
     try {
       await api(`${path}/deliveries/redeliver`, { method: 'POST' });
       announce('A new callback was queued.');
-      await loadDeliveries();
+      // Following again: the loop may have stopped once every earlier delivery had ended.
+      await followDeliveries();
     } catch (error) {
       errors.show(error);
     }
-  }
+  });
 
   function renderActions() {
+    // The buttons are replaced (Cancel becomes Delete): keep the keyboard focus among them.
+    const hadFocus = actionsSlot.contains(document.activeElement);
     actionsSlot.replaceChildren(
       isFinal(task)
         ? h('button', { type: 'button', class: 'button danger', onclick: remove }, 'Delete task')
@@ -183,6 +187,7 @@ export async function renderTask(main, { params: [taskId], signal }) {
           )
         : null,
     );
+    if (hadFocus) actionsSlot.querySelector('button')?.focus();
   }
 
   function show(next) {
@@ -208,16 +213,20 @@ export async function renderTask(main, { params: [taskId], signal }) {
       deliveriesSlot.replaceChildren(deliveryList(data));
       return data;
     } catch (error) {
-      if (!signal.aborted) deliveriesSlot.replaceChildren(h('p', { class: 'error-box' }, error.message));
+      if (!signal.aborted)
+        deliveriesSlot.replaceChildren(h('p', { class: 'error-box' }, describeError(error)));
       return [];
     }
   }
 
+  /** Reloads the deliveries while the task runs or one is pending; calling it again restarts, never doubles, the loop. */
   async function followDeliveries() {
+    clearTimeout(deliveryTimer);
     if (signal.aborted) return;
     const deliveries = await loadDeliveries();
     const busy = !isFinal(task) || deliveries.some((delivery) => delivery.status === 'pending');
-    if (busy && !signal.aborted) setTimeout(followDeliveries, DELIVERY_REFRESH_MS);
+    clearTimeout(deliveryTimer);
+    if (busy && !signal.aborted) deliveryTimer = setTimeout(followDeliveries, DELIVERY_REFRESH_MS);
   }
 
   main.replaceChildren(
@@ -267,7 +276,7 @@ export async function renderTask(main, { params: [taskId], signal }) {
       renderActions();
     })
     .catch((error) => {
-      if (!signal.aborted) requestJson.replaceChildren(h('p', { class: 'error-box' }, error.message));
+      if (!signal.aborted) requestJson.replaceChildren(h('p', { class: 'error-box' }, describeError(error)));
     });
   followDeliveries();
 }

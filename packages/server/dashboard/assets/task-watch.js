@@ -2,11 +2,20 @@
  * Live task status: the task's event stream (EventSource sends the session cookie), falling back to polling
  * when the stream cannot be opened or drops before the task is final.
  */
-import { api } from './api.js';
+import { ApiError, api } from './api.js';
 import { isFinal } from './ui.js';
 
 const POLL_MS = 2000;
 
+/** An answer that asking again will not change: the task is gone (404), or the request is refused. */
+function permanent(error) {
+  return error instanceof ApiError && error.status >= 400 && error.status < 500 && error.status !== 429;
+}
+
+/**
+ * Calls `onUpdate(task)` at every change until the task is final or `signal` fires. `onError(error, { retrying })`
+ * reports a failed poll; with `retrying: false` the watch has given up (the task was deleted, say).
+ */
 export function watchTask(taskId, { signal, onUpdate, onError }) {
   const path = `/v1/tasks/${encodeURIComponent(taskId)}`;
   let source = null;
@@ -26,7 +35,9 @@ export function watchTask(taskId, { signal, onUpdate, onError }) {
       if (isFinal(task)) return;
     } catch (error) {
       if (signal.aborted) return;
-      onError?.(error);
+      const retrying = !permanent(error);
+      onError?.(error, { retrying });
+      if (!retrying) return;
     }
     if (!signal.aborted) timer = setTimeout(poll, POLL_MS);
   }

@@ -1,11 +1,11 @@
 /** #/tasks: the account's tasks in the dashboard's environment, filtered, a page at a time, kept live. */
-import { api } from './api.js';
+import { ApiError, api } from './api.js';
 import { field, h, select, time } from './dom.js';
 import { navigate } from './router.js';
 import { currentSession } from './session.js';
 import { cell, dataTable, errorBox, isFinal, pageHeading, shortId, statusBadge, taskProgress } from './ui.js';
 
-export const MODELS = [
+const MODELS = [
   'videogen-2.0-text-to-video',
   'videogen-2.0-fast-text-to-video',
   'videogen-2.0-image-to-video',
@@ -130,26 +130,39 @@ export async function renderTasks(main, { query, signal }) {
       render();
       listSlot.removeAttribute('aria-busy');
     } catch (error) {
-      if (!signal.aborted) errors.show(error);
+      if (signal.aborted) return;
+      errors.show(error);
+      if (tbody.length === 0) {
+        listSlot.replaceChildren();
+        listSlot.removeAttribute('aria-busy');
+      }
     } finally {
       more.disabled = false;
     }
   }
   more.addEventListener('click', loadPage);
 
+  /** Tasks deleted since they were listed (404): no longer asked about. */
+  const gone = new Set();
+
   // Polling rather than one event stream per row: browsers allow only six connections to a server.
   async function refreshRunning() {
     if (signal.aborted) return;
-    const running = tbody.filter((row) => !isFinal(row.task));
+    const running = tbody.filter((row) => !isFinal(row.task) && !gone.has(row.task.id));
     for (const row of running) {
       try {
         const task = await api(`/v1/tasks/${encodeURIComponent(row.task.id)}`, { signal });
-        const index = tbody.indexOf(row);
+        if (task.status === row.task.status && task.progress === row.task.progress) continue;
         const fresh = taskRow(task);
-        tbody[index] = fresh;
+        // A keyboard reader on the row's link keeps their place when the row is redrawn.
+        const hadFocus = row.contains(document.activeElement);
+        tbody[tbody.indexOf(row)] = fresh;
         row.replaceWith(fresh);
-      } catch {
+        if (hadFocus) fresh.querySelector('a')?.focus();
+      } catch (error) {
         if (signal.aborted) return;
+        // Other errors (a network blip) are tried again next round.
+        if (error instanceof ApiError && error.status === 404) gone.add(row.task.id);
       }
     }
     if (!signal.aborted) setTimeout(refreshRunning, REFRESH_MS);

@@ -1,6 +1,6 @@
-/** Pieces every page uses: the heading, error messages, tables, task status and progress. */
+/** Pieces every page uses: the heading, error messages, tables, task status, progress and video. */
 import { describeError } from './api.js';
-import { h } from './dom.js';
+import { h, safeUrl } from './dom.js';
 
 /** The page's `<h1>`; it takes focus on navigation so screen readers announce the new page. */
 export function pageHeading(title, intro) {
@@ -20,6 +20,23 @@ export function errorBox() {
     box.hidden = true;
   };
   return box;
+}
+
+/**
+ * `action` that does not start again while a call of it is still running, so that a second click (on the same
+ * button, or on another row's) cannot send the request twice.
+ */
+export function exclusive(action) {
+  let running = false;
+  return async (...args) => {
+    if (running) return;
+    running = true;
+    try {
+      await action(...args);
+    } finally {
+      running = false;
+    }
+  };
 }
 
 /**
@@ -80,4 +97,21 @@ export function json(value) {
 
 export function shortId(id) {
   return id.length > 24 ? `${id.slice(0, 13)}…${id.slice(-6)}` : id;
+}
+
+/** The result video, played from its signed link; a link that is not http(s) is not used at all. */
+export function resultVideo(url, label) {
+  const src = safeUrl(url);
+  if (!src) return h('p', { class: 'error-box' }, 'The server gave a video link that is not a web address.');
+  return h(
+    'figure',
+    { class: 'video' },
+    h('video', { src, controls: true, playsinline: true, preload: 'auto', 'aria-label': label }),
+    h(
+      'figcaption',
+      {},
+      h('a', { href: src, download: '' }, 'Download the MP4'),
+      ' (the link is valid for 24 hours).',
+    ),
+  );
 }

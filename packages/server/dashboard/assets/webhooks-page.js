@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { copyButton } from './clipboard.js';
 import { confirmDialog } from './dialogs.js';
 import { announce, field, h, time } from './dom.js';
-import { codeBlock, errorBox, pageHeading } from './ui.js';
+import { codeBlock, errorBox, exclusive, pageHeading } from './ui.js';
 
 const LIBRARY_SAMPLE = `// npm install standardwebhooks express
 import express from 'express';
@@ -80,29 +80,33 @@ export async function renderWebhooks(main, { signal }) {
     );
   }
 
-  rotate.addEventListener('click', async () => {
-    const confirmed = await confirmDialog({
-      title: 'Rotate the signing secret?',
-      content: h(
-        'p',
-        {},
-        'A new secret signs callbacks from now on. The current one keeps signing beside it for 24 hours, so ' +
-          'update your receivers within that time.',
-      ),
-      confirmLabel: 'Rotate secret',
-      danger: true,
-    });
-    if (!confirmed) return;
-    errors.clear();
-    try {
-      show(await api('/dashboard/api/webhook-secret/rotate', { method: 'POST' }));
-      setRevealed(true);
-      announce('The signing secret was rotated. The new one is shown.');
-      secretInput.focus();
-    } catch (error) {
-      errors.show(error);
-    }
-  });
+  rotate.addEventListener(
+    'click',
+    exclusive(async () => {
+      const confirmed = await confirmDialog({
+        title: 'Rotate the signing secret?',
+        content: h(
+          'p',
+          {},
+          'A new secret signs callbacks from now on. The current one keeps signing beside it for 24 hours, so ' +
+            'update your receivers within that time.',
+        ),
+        confirmLabel: 'Rotate secret',
+        danger: true,
+        signal,
+      });
+      if (!confirmed) return;
+      errors.clear();
+      try {
+        show(await api('/dashboard/api/webhook-secret/rotate', { method: 'POST' }));
+        setRevealed(true);
+        announce('The signing secret was rotated. The new one is shown.');
+        secretInput.focus();
+      } catch (error) {
+        errors.show(error);
+      }
+    }),
+  );
 
   main.replaceChildren(
     ...pageHeading(
@@ -119,7 +123,12 @@ export async function renderWebhooks(main, { signal }) {
         { class: 'secret-row' },
         field('Current secret', secretInput),
         reveal,
-        copyButton({ text: () => secretInput.value, source: secretInput }),
+        // Browsers do not copy out of a password field: reveal the secret before selecting it for Ctrl+C.
+        copyButton({
+          text: () => secretInput.value,
+          source: secretInput,
+          beforeSelect: () => setRevealed(true),
+        }),
       ),
       h('p', { class: 'hint' }, 'Keep it on your server, like an API key.'),
       details,
