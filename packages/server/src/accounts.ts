@@ -63,3 +63,18 @@ export async function createOwnerAccount(
   if (!account) throw new AccountError(`an account for ${email} exists already`);
   return { accountId: account.id, email };
 }
+
+/**
+ * Sets a new password for the owner of `email` (a forgotten one, or one that leaked): every dashboard session of
+ * the account ends, and a sign-in lockout for the email is lifted.
+ */
+export async function resetOwnerPassword(
+  store: Store,
+  owner: { email: string; password: string },
+): Promise<void> {
+  const email = normaliseEmail(owner.email);
+  checkPassword(owner.password);
+  if (!(await store.setOwnerPassword(email, await hashPassword(owner.password)))) {
+    throw new AccountError(`no account is owned by ${email}`);
+  }
+}

@@ -390,17 +390,49 @@ describe('videogen accounts create', () => {
   });
   after(() => rm(dataDir, { recursive: true, force: true }));
 
-  function create(args: string[], password: string, dir = dataDir) {
+  function run(args: string[], password: string, dir = dataDir) {
     return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       const child = execFile(
         process.execPath,
-        [CLI_PATH, 'accounts', 'create', ...args],
+        [CLI_PATH, 'accounts', ...args],
         { env: serverEnv(dir) },
         (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
       );
       child.stdin?.end(`${password}\n`);
     });
   }
+  const create = (args: string[], password: string, dir = dataDir) => run(['create', ...args], password, dir);
+
+  it('resets a password: the old one and every open session stop working, a lockout is lifted', async () => {
+    const made = await create(['--email', 'reset@example.com'], PASSWORD);
+    assert.equal(made.code, 0, made.stderr);
+    const server = await startServer(serverEnv(dataDir));
+    try {
+      const before = new Browser(server.url);
+      assert.equal((await before.signIn('reset@example.com', PASSWORD)).status, 200);
+      for (let i = 0; i < 5; i++) await new Browser(server.url).signIn('reset@example.com', `guess ${i}`);
+      assert.equal((await new Browser(server.url).signIn('reset@example.com', PASSWORD)).status, 429);
+
+      const reset = await run(['reset-password', '--email', 'Reset@Example.com'], 'a brand new password');
+      assert.equal(reset.code, 0, reset.stderr);
+      assert.equal(errorCode(await before.request('GET', '/dashboard/api/keys')), 'not_signed_in');
+      assert.equal(
+        errorCode(await new Browser(server.url).signIn('reset@example.com', PASSWORD)),
+        'invalid_credentials',
+      );
+      assert.equal(
+        (await new Browser(server.url).signIn('reset@example.com', 'a brand new password')).status,
+        200,
+      );
+
+      const unknown = await run(['reset-password', '--email', 'nobody@example.com'], 'a brand new password');
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /no account is owned by nobody@example\.com/);
+      assert.equal((await run(['reset-password', '--email', 'reset@example.com'], 'short')).code, 1);
+    } finally {
+      await server.stop();
+    }
+  });
 
   it('gives the account of the first key, named by the first start, an owner who then sees its tasks', async () => {
     const fresh = await mkdtemp(join(tmpdir(), 'videogen-first-'));

@@ -345,6 +345,35 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(await store.findSession('t2'), undefined);
         }));
 
+      it("sets an owner's password, ending the account's sessions and forgetting failed sign-ins", () =>
+        withStore(async (store) => {
+          const account = await store.createOwnedAccount(owner);
+          const other = await store.createOwnedAccount({ ...owner, email: 'bob@example.com' });
+          assert.ok(account && other);
+          const session = (tokenHash: string, accountId: string) =>
+            store.createSession({
+              tokenHash,
+              accountId,
+              csrfToken: 'c',
+              environment: 'development',
+              expiresAt: T0 + 1000,
+            });
+          await session('mine-1', account.id);
+          await session('mine-2', account.id);
+          await session('theirs', other.id);
+          await store.recordSignInFailure(owner.email);
+          await store.recordSignInFailure('bob@example.com');
+
+          assert.equal(await store.setOwnerPassword(owner.email, '$argon2id$new'), true);
+          assert.equal((await store.findAccountOwner(owner.email))?.passwordHash, '$argon2id$new');
+          assert.equal(await store.findSession('mine-1'), undefined);
+          assert.equal(await store.findSession('mine-2'), undefined);
+          assert.ok(await store.findSession('theirs'), "another account's session is untouched");
+          assert.deepEqual(await store.listSignInFailures(owner.email, 0), []);
+          assert.equal((await store.listSignInFailures('bob@example.com', 0)).length, 1);
+          assert.equal(await store.setOwnerPassword('nobody@example.com', 'x'), false);
+        }));
+
       it('lists sign-in failures per email since a time, oldest first', () =>
         withStore(async (store, clock) => {
           for (const at of [T0 + 3, T0 + 1, T0 + 2]) {

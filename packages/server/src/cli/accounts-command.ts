@@ -1,7 +1,10 @@
-/** `videogen accounts create`: an account with an owner who signs in to the dashboard. */
+/**
+ * `videogen accounts create|reset-password`: an account with an owner who signs in to the dashboard, and a new
+ * password for an owner.
+ */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createOwnerAccount, MIN_PASSWORD_LENGTH } from '../accounts.js';
+import { createOwnerAccount, MIN_PASSWORD_LENGTH, resetOwnerPassword } from '../accounts.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';
 
@@ -42,23 +45,34 @@ async function readPassword(): Promise<string> {
 
 export async function accountsCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args;
-  if (action !== 'create') {
-    throw new UsageError(
-      action ? `unknown accounts action ${JSON.stringify(action)}` : 'accounts needs an action',
-    );
+  switch (action) {
+    case 'create': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { email: { type: 'string' }, account: { type: 'string' } },
+        strict: true,
+      });
+      if (!values.email) throw new UsageError('accounts create needs --email EMAIL');
+      const password = await readPassword();
+      const created = await withStore((store) =>
+        createOwnerAccount(store, { email: values.email!, password, accountId: values.account }),
+      );
+      // The id alone on stdout, for scripts; the rest is for people.
+      process.stdout.write(`${created.accountId}\n`);
+      process.stderr.write(`${created.email} can sign in at /dashboard.\n`);
+      return 0;
+    }
+    case 'reset-password': {
+      const { values } = parseArgs({ args: rest, options: { email: { type: 'string' } }, strict: true });
+      if (!values.email) throw new UsageError('accounts reset-password needs --email EMAIL');
+      const password = await readPassword();
+      await withStore((store) => resetOwnerPassword(store, { email: values.email!, password }));
+      process.stderr.write('Password changed; every dashboard session of the account has ended.\n');
+      return 0;
+    }
+    default:
+      throw new UsageError(
+        action ? `unknown accounts action ${JSON.stringify(action)}` : 'accounts needs an action',
+      );
   }
-  const { values } = parseArgs({
-    args: rest,
-    options: { email: { type: 'string' }, account: { type: 'string' } },
-    strict: true,
-  });
-  if (!values.email) throw new UsageError('accounts create needs --email EMAIL');
-  const password = await readPassword();
-  const created = await withStore((store) =>
-    createOwnerAccount(store, { email: values.email!, password, accountId: values.account }),
-  );
-  // The id alone on stdout, for scripts; the rest is for people.
-  process.stdout.write(`${created.accountId}\n`);
-  process.stderr.write(`${created.email} can sign in at /dashboard.\n`);
-  return 0;
 }

@@ -13,6 +13,8 @@ Commands:
                                           Create an account whose owner signs in to the dashboard
                                           (password from stdin or a prompt); with --account, give
                                           that existing account its owner instead
+  accounts reset-password --email EMAIL   Set a new password (stdin or a prompt); ends the account's
+                                          dashboard sessions and lifts a sign-in lockout
   keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
   keys list [--json]                      List API keys (never the keys themselves)
   keys revoke ID_OR_PREFIX                Revoke an API key

@@ -185,6 +185,11 @@ export interface Store {
   setAccountOwner(accountId: string, owner: AccountOwner): Promise<boolean>;
   getAccount(id: string): Promise<Account | undefined>;
   findAccountOwner(email: string): Promise<OwnerCredentials | undefined>;
+  /**
+   * Replaces the owner's password hash, ends every session of the account and forgets the email's failed
+   * sign-ins, together; false when no account has that owner.
+   */
+  setOwnerPassword(email: string, passwordHash: string): Promise<boolean>;
   countAccounts(): Promise<number>;
   recordSignInFailure(email: string): Promise<void>;
   /** When `email`'s sign-ins failed since `since` (epoch ms), oldest first. */

@@ -79,6 +79,7 @@ import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
+import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
 import { touchApiKey } from './operations/touch-api-key.js';
 
@@ -125,6 +126,10 @@ export abstract class KyselyStore implements Store {
 
   findAccountOwner(email: string): Promise<OwnerCredentials | undefined> {
     return findAccountOwner(this.db, email);
+  }
+
+  setOwnerPassword(email: string, passwordHash: string): Promise<boolean> {
+    return setOwnerPassword(this.db, email, passwordHash);
   }
 
   countAccounts(): Promise<number> {
