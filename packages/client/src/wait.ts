@@ -17,11 +17,13 @@ export interface WaitOptions extends RequestOptions {
   readonly method?: 'auto' | 'events' | 'poll';
   /** Called with the task whenever its status or progress changes (and once at the start). */
   readonly onProgress?: (task: Task) => void;
-  /** Polling: the first interval, in ms (1000 by default); it grows by half each time. */
+  /** Polling: the first interval, in ms (1000 by default, at least 100); it grows by half each time. */
   readonly pollInterval?: number;
   /** Polling: the longest interval, in ms (5000 by default). */
   readonly maxPollInterval?: number;
 }
+
+const MIN_POLL_INTERVAL_MS = 100;
 
 /** A quiet stream still carries a keep-alive comment every 15 s; this long without a byte means it is dead. */
 const STREAM_IDLE_LIMIT_MS = 45_000;
@@ -178,8 +180,9 @@ async function poll(
   options: WaitOptions,
   reporter: ProgressReporter,
 ): Promise<FinalTask> {
-  const maxInterval = options.maxPollInterval ?? 5_000;
-  let interval = Math.min(options.pollInterval ?? 1_000, maxInterval);
+  // A floor, so that an interval of 0 (or a negative one) cannot turn the wait into a busy loop of requests.
+  const maxInterval = Math.max(MIN_POLL_INTERVAL_MS, options.maxPollInterval ?? 5_000);
+  let interval = Math.min(Math.max(MIN_POLL_INTERVAL_MS, options.pollInterval ?? 1_000), maxInterval);
   for (;;) {
     const task = await getTask(taskId, options);
     reporter.report(task);

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { NotFoundError, type Task, VideogenClient } from '../src/index.js';
-import { apiErrorResponse, recordingFetch } from './helpers/recording-fetch.js';
+import { apiErrorResponse, jsonResponse, recordingFetch } from './helpers/recording-fetch.js';
 
 const baseUrl = 'http://127.0.0.1:1';
 const apiKey = 'vg_dev_x';
@@ -79,6 +79,31 @@ describe('waitForTask (injected answers)', () => {
         (error: unknown) => error === mistake,
       );
       assert.equal(recorder.sent.length, 1, `${method}: one stream, not reopened`);
+    }
+  });
+
+  it('polls no faster than every 100 ms, whatever interval it is given', async () => {
+    const times: number[] = [];
+    const recorder = recordingFetch((_request, attempt) => {
+      times.push(performance.now());
+      return jsonResponse(
+        200,
+        attempt < 4
+          ? processing
+          : { ...processing, status: 'failed', error: { code: 'cancelled', message: 'x' } },
+      );
+    });
+    const client = new VideogenClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    const final = await client.waitForTask(processing.id, {
+      method: 'poll',
+      pollInterval: 0,
+      maxPollInterval: 0,
+    });
+    assert.equal(final.status, 'failed');
+    assert.equal(times.length, 4);
+    for (let i = 1; i < times.length; i++) {
+      const gap = (times[i] ?? 0) - (times[i - 1] ?? 0);
+      assert.ok(gap >= 95, `request ${i + 1} came ${gap.toFixed(1)} ms after the one before`);
     }
   });
 });
