@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createOwnerAccount } from '../src/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
-import { CLI_PATH, serverEnv, startServer } from './helpers/server-process.js';
+import { CLI_PATH, runCli, serverEnv, startServer } from './helpers/server-process.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 
 const PASSWORD = 'correct horse battery staple';
@@ -286,6 +286,11 @@ describe('dashboard routes', () => {
       'the old key works in its grace period',
     );
     assert.equal((await bearer(server.url, rotated.body.key)).status, 200);
+    // The operator's listing tells a key in its grace period from one without an end.
+    const listing = await runCli(['keys', 'list'], serverEnv(server.dataDir));
+    const line = (id: string) => listing.stdout.split('\n').find((l) => l.startsWith(id)) ?? '';
+    assert.match(line(first.body.api_key.id), /active until \d{4}-\d\d-\d\dT/);
+    assert.match(line(rotated.body.api_key.id), / active /);
 
     const again = await browser.request<{ key: string }>(
       'POST',

@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../api-keys.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
+import type { ApiKeyRecord } from '../ports/store.js';
 import { printTable } from './print-table.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';
@@ -49,12 +50,19 @@ export async function keysCommand(args: string[]): Promise<number> {
         process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
         return 0;
       }
+      const now = Date.now();
+      const state = (k: ApiKeyRecord) => {
+        if (k.revokedAt !== null) return 'revoked';
+        if (k.expiresAt === null) return 'active';
+        // A rotated key: it works through its grace period.
+        return k.expiresAt > now ? `active until ${isoOrDash(k.expiresAt)}` : 'expired';
+      };
       const rows = keys.map((k) => [
         k.id,
         k.prefix,
         k.name,
         k.environment,
-        k.revokedAt === null ? 'active' : 'revoked',
+        state(k),
         isoOrDash(k.createdAt),
         isoOrDash(k.lastUsedAt),
       ]);
