@@ -32,6 +32,11 @@ export interface VideogenClientOptions {
   readonly timeout?: number;
   /** Delays between retries when the server names none with `Retry-After`. */
   readonly backoff?: BackoffOptions;
+  /**
+   * The longest `Retry-After` waited out before a retry, in ms (default 60 000); an answer asking for longer is
+   * thrown at once (its error has `retryAfter`).
+   */
+  readonly maxRetryWait?: number;
 }
 
 export interface CreateTaskOptions extends RequestOptions {
@@ -87,6 +92,7 @@ export class VideogenClient {
       maxRetries: this.maxRetries,
       timeout: this.timeout,
       backoff: options.backoff,
+      maxRetryWait: options.maxRetryWait,
     });
   }
 

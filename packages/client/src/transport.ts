@@ -5,6 +5,12 @@
 import { ConnectionError, errorFromResponse, RequestTimeoutError, VideogenError } from './errors.js';
 import { type BackoffOptions, DEFAULT_BACKOFF, isRetryable, retryDelayMs, sleep } from './retry.js';
 
+/**
+ * A server that asks for more than a minute (a quota reset, an outage) is better answered at once: the error
+ * carries `retryAfter`, and the caller decides, rather than a call hanging for as long as the server says.
+ */
+export const DEFAULT_MAX_RETRY_WAIT_MS = 60_000;
+
 export type FetchFunction = (input: string, init: RequestInit) => Promise<Response>;
 
 export interface TransportOptions {
@@ -15,6 +21,8 @@ export interface TransportOptions {
   /** Per attempt, in ms, until the whole answer has arrived (for streams: until its headers have). */
   readonly timeout: number;
   readonly backoff?: BackoffOptions;
+  /** The longest wait before a retry; an error that asks for longer is thrown instead of waited out. */
+  readonly maxRetryWait?: number;
 }
 
 export type QueryValue = string | number | boolean | undefined;
@@ -109,6 +117,7 @@ export class Transport {
           error instanceof VideogenError ? error : undefined,
           this.options.backoff ?? DEFAULT_BACKOFF,
         );
+        if (delay > (this.options.maxRetryWait ?? DEFAULT_MAX_RETRY_WAIT_MS)) throw error;
         await sleep(delay, request.signal);
       }
     }

@@ -286,6 +286,27 @@ describe('what is retried, and how long it waits (injected answers, no server)',
     assert.equal(limited.sent.length, 2, 'a 429 was refused before any work: repeated');
   });
 
+  it('throws at once, rather than wait, when Retry-After asks for longer than maxRetryWait', async () => {
+    const recorder = recordingFetch(() =>
+      apiErrorResponse(429, 'rate_limited', 'rate_limit_error', { 'retry-after': '3600' }),
+    );
+    const client = new VideogenClient({ baseUrl, apiKey, fetch: recorder.fetch });
+    await assert.rejects(
+      client.getTask('task-unified-x'),
+      (error: unknown) => error instanceof RateLimitError && error.retryAfter === 3600,
+    );
+    assert.equal(recorder.sent.length, 1, 'an hour is not waited out by default');
+
+    const patient = recordingFetch((_request, attempt) =>
+      attempt === 1
+        ? apiErrorResponse(429, 'rate_limited', 'rate_limit_error', { 'retry-after': '1' })
+        : jsonResponse(200, { id: 'task-unified-x' }),
+    );
+    const strict = new VideogenClient({ baseUrl, apiKey, fetch: patient.fetch, maxRetryWait: 500 });
+    await assert.rejects(strict.getTask('task-unified-x'), RateLimitError);
+    assert.equal(patient.sent.length, 1, 'a second is more than the 500 ms this client waits');
+  });
+
   it('honours a Retry-After given as an HTTP date, on a 429 whatever its body', async () => {
     // A proxy's 429: not the API's JSON, and the date form of Retry-After (whole seconds, so 2 s ahead).
     const retryAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 2_000);
