@@ -1,6 +1,7 @@
 /** API key management for the CLI and the dashboard: keys are shown once and stored as hashes. */
 import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from './domain/identifiers.js';
 import type { Environment } from './domain/task.js';
+import { unixSeconds } from './domain/unix-seconds.js';
 import type { ApiKeyRecord, Store } from './ports/store.js';
 
 /** A key as the dashboard lists it: never the key itself, times in Unix seconds. */
@@ -14,7 +15,7 @@ export interface PublicApiKey {
   expires_at: number | null;
 }
 
-const seconds = (ms: number | null): number | null => (ms === null ? null : Math.floor(ms / 1000));
+const nullableSeconds = (ms: number | null): number | null => (ms === null ? null : unixSeconds(ms));
 
 export function toPublicApiKey(record: ApiKeyRecord): PublicApiKey {
   return {
@@ -22,9 +23,9 @@ export function toPublicApiKey(record: ApiKeyRecord): PublicApiKey {
     name: record.name,
     environment: record.environment,
     prefix: record.prefix,
-    created_at: Math.floor(record.createdAt / 1000),
-    last_used_at: seconds(record.lastUsedAt),
-    expires_at: seconds(record.expiresAt),
+    created_at: unixSeconds(record.createdAt),
+    last_used_at: nullableSeconds(record.lastUsedAt),
+    expires_at: nullableSeconds(record.expiresAt),
   };
 }
 

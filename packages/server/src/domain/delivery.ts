@@ -5,6 +5,7 @@
  */
 import { newId } from './identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskStatus, toPublicTask } from './task.js';
+import { unixSeconds } from './unix-seconds.js';
 
 export type DeliveryEvent = `task.${TaskStatus}`;
 export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
@@ -86,8 +87,6 @@ export interface PublicDelivery {
   }[];
 }
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
-
 export function toPublicDelivery(delivery: DeliveryWithAttempts): PublicDelivery {
   const out: PublicDelivery = {
     id: delivery.id,
@@ -96,16 +95,16 @@ export function toPublicDelivery(delivery: DeliveryWithAttempts): PublicDelivery
     event: delivery.event,
     url: delivery.url,
     status: delivery.status,
-    created_at: seconds(delivery.createdAt),
+    created_at: unixSeconds(delivery.createdAt),
     attempts: delivery.attempts.map((attempt) => ({
-      attempted_at: seconds(attempt.attemptedAt),
+      attempted_at: unixSeconds(attempt.attemptedAt),
       duration_ms: attempt.durationMs,
       ...(attempt.httpStatus === null ? {} : { http_status: attempt.httpStatus }),
       ...(attempt.error === null ? {} : { error: attempt.error }),
     })),
   };
   if (delivery.status === 'pending' && delivery.nextAttemptAt !== null) {
-    out.next_attempt_at = seconds(delivery.nextAttemptAt);
+    out.next_attempt_at = unixSeconds(delivery.nextAttemptAt);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import type { TaskErrorCode } from '../errors.js';
 import type { AspectRatio, Quality } from './frame-size.js';
 import type { GenerationParams } from './generation-request.js';
 import type { ModelId } from './models.js';
+import { unixSeconds } from './unix-seconds.js';
 
 export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -77,8 +78,6 @@ export interface PublicTask {
   error?: TaskError;
 }
 
-const seconds = (ms: number): number => Math.floor(ms / 1000);
-
 export function toPublicTask(task: TaskRecord, resultUrl: string | undefined): PublicTask {
   const out: PublicTask = {
     id: task.id,
@@ -86,14 +85,14 @@ export function toPublicTask(task: TaskRecord, resultUrl: string | undefined): P
     model: task.model,
     status: task.status,
     progress: task.progress,
-    created_at: seconds(task.createdAt),
-    updated_at: seconds(task.updatedAt),
+    created_at: unixSeconds(task.createdAt),
+    updated_at: unixSeconds(task.updatedAt),
     duration: task.params.duration,
     quality: task.params.quality,
     aspect_ratio: task.params.aspect_ratio,
     seed: task.params.seed,
   };
-  if (task.completedAt !== null) out.completed_at = seconds(task.completedAt);
+  if (task.completedAt !== null) out.completed_at = unixSeconds(task.completedAt);
   if (task.status === 'completed' && resultUrl) out.results = [resultUrl];
   if (task.status === 'failed' && task.error) out.error = task.error;
   return out;

@@ -4,6 +4,7 @@
  * task then reads the file from storage, never over HTTP.
  */
 import { randomBytes } from 'node:crypto';
+import { unixSeconds } from './unix-seconds.js';
 
 export const UPLOAD_KINDS = ['image', 'video', 'audio'] as const;
 export type UploadKind = (typeof UPLOAD_KINDS)[number];
@@ -56,7 +57,7 @@ export function toPublicFile(file: FileRecord, publicUrl: string): PublicFile {
     content_type: file.contentType,
     filename: file.filename,
     bytes: file.bytes,
-    created_at: Math.floor(file.createdAt / 1000),
+    created_at: unixSeconds(file.createdAt),
     url: `${publicUrl}${fileContentPath(file.id)}`,
   };
 }

@@ -1,6 +1,7 @@
 /** The dashboard's webhook signing secret: reveal it, rotate it. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import { unixSeconds } from '../../domain/unix-seconds.js';
 import type { Store } from '../../ports/store.js';
 import { WEBHOOK_SECRET_OVERLAP_MS } from '../../webhooks/webhook-signature.js';
 import { signedInSession } from '../authentication.js';
@@ -20,8 +21,8 @@ async function describe(store: Store, accountId: string) {
   if (!current) throw new Error(`account ${accountId} has no webhook signing secret`);
   return {
     secret: current.secret,
-    created_at: Math.floor(current.createdAt / 1000),
-    previous: previous.map((old) => ({ expires_at: Math.floor((old.expiresAt ?? 0) / 1000) })),
+    created_at: unixSeconds(current.createdAt),
+    previous: previous.map((old) => ({ expires_at: unixSeconds(old.expiresAt ?? 0) })),
   };
 }
 
