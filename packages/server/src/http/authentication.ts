@@ -62,14 +62,11 @@ export function createAuthenticator(
   now: () => number = Date.now,
 ) {
   const lastTouched = new Map<string, number>();
+  const requireSession = sessions && createSessionGuard(sessions);
 
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
     const header = request.headers.authorization;
-    if (!header && sessions && sessionToken(request)) {
-      const session = await sessionOf(request, sessions);
-      request.principal = { accountId: session.accountId, environment: session.environment, session };
-      return;
-    }
+    if (!header && requireSession && sessionToken(request)) return requireSession(request);
     if (!header) {
       throw new ApiError(
         'missing_api_key',
