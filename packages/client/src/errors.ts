@@ -13,6 +13,7 @@ export type ApiErrorCode =
   | 'invalid_parameter'
   | 'unknown_parameter'
   | 'model_not_found'
+  | 'input_not_supported'
   | 'missing_api_key'
   | 'invalid_api_key'
   | 'invalid_signature'

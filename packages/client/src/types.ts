@@ -14,6 +14,7 @@ export const TASK_ERROR_CODES = [
   'generation_failed',
   'upstream_error',
   'upstream_unavailable',
+  'upstream_refused',
   'timeout',
   'worker_lost',
   'internal_error',

@@ -144,9 +144,21 @@ async function videogen(name: string, openStore: () => Promise<Store>, cleanUp?:
     const dir = await mkdtemp(join(tmpdir(), 'videogen-bench-queue-'));
     const ids = new Map<string, number>();
     const store = reportingClaims(await openStore(), (taskId) => started(ids.get(taskId) ?? -1));
-    await store.migrate();
-    const scope = { accountId: (await store.createAccount()).id, environment: 'development' as const };
     const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: true });
+    const release = async () => {
+      await dispatcher.close();
+      await store.close();
+      await cleanUp?.();
+      await rm(dir, { recursive: true, force: true });
+    };
+    let scope: { accountId: string; environment: 'development' };
+    try {
+      await store.migrate();
+      scope = { accountId: (await store.createAccount()).id, environment: 'development' };
+    } catch (error) {
+      await release().catch(() => undefined);
+      throw error;
+    }
     const pool = new WorkerPool({
       store,
       storage: new FileStorage({ root: join(dir, 'files') }),
@@ -174,10 +186,7 @@ async function videogen(name: string, openStore: () => Promise<Store>, cleanUp?:
       },
       async close() {
         await pool.stop(10_000);
-        await dispatcher.close();
-        await store.close();
-        await cleanUp?.();
-        await rm(dir, { recursive: true, force: true });
+        await release();
       },
     };
   });
@@ -186,6 +195,15 @@ async function videogen(name: string, openStore: () => Promise<Store>, cleanUp?:
 async function graphileWorker() {
   const schema = `vg_bench_graphile_${process.pid}`;
   const logger = new GraphileLogger(() => () => {});
+  const dropSchema = async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL });
+    await client.connect();
+    try {
+      await client.query(`drop schema if exists ${schema} cascade`);
+    } finally {
+      await client.end();
+    }
+  };
   return measure('graphile-worker (PostgreSQL)', async (started) => {
     const runner = await runGraphileWorker({
       connectionString: DATABASE_URL,
@@ -200,7 +218,14 @@ async function graphileWorker() {
         },
       },
     });
-    const utils = await makeWorkerUtils({ connectionString: DATABASE_URL, schema, logger });
+    let utils: Awaited<ReturnType<typeof makeWorkerUtils>>;
+    try {
+      utils = await makeWorkerUtils({ connectionString: DATABASE_URL, schema, logger });
+    } catch (error) {
+      await runner.stop().catch(() => undefined);
+      await dropSchema().catch(() => undefined);
+      throw error;
+    }
     return {
       name: 'graphile-worker',
       async enqueue(id) {
@@ -209,10 +234,7 @@ async function graphileWorker() {
       async close() {
         await runner.stop();
         await utils.release();
-        const client = new pg.Client({ connectionString: DATABASE_URL });
-        await client.connect();
-        await client.query(`drop schema if exists ${schema} cascade`);
-        await client.end();
+        await dropSchema();
       },
     };
   });
@@ -221,27 +243,62 @@ async function graphileWorker() {
 async function bullmq() {
   const queueName = `vg-bench-${process.pid}`;
   return measure('BullMQ (Redis)', async (started) => {
-    // Under native ESM BullMQ wants constructed clients; a worker needs its own (it blocks on it).
-    const redis = () => new Redis(REDIS_URL.href, { maxRetriesPerRequest: null });
-    const queue = new Queue(queueName, { connection: redis() });
-    await queue.obliterate({ force: true });
-    const worker = new Worker(
-      queueName,
-      async (job) => {
-        started((job.data as { id: number }).id);
-      },
-      { connection: redis(), concurrency: CONCURRENCY },
-    );
-    await worker.waitUntilReady();
+    // Under native ESM BullMQ wants constructed clients; a worker needs its own (it blocks on it). BullMQ
+    // leaves a client it was given open when it closes, so these are closed here, or the process never exits.
+    const clients: Redis[] = [];
+    const redis = async () => {
+      // lazyConnect, so that a missing server fails this connect() instead of queueing commands forever.
+      const client = new Redis(REDIS_URL.href, { maxRetriesPerRequest: null, lazyConnect: true });
+      let lastError: Error | undefined;
+      client.on('error', (error: Error) => {
+        lastError = error;
+      });
+      clients.push(client);
+      await client.connect().catch((error: unknown) => {
+        throw lastError ?? error;
+      });
+      return client;
+    };
+    const disconnect = async () => {
+      await Promise.all(
+        clients.map((client) => (client.status === 'ready' ? client.quit() : client.disconnect())),
+      );
+    };
+    let queue: Queue | undefined;
+    let worker: Worker | undefined;
+    const closeAll = async () => {
+      await worker?.close();
+      await queue?.obliterate({ force: true });
+      await queue?.close();
+    };
+    try {
+      queue = new Queue(queueName, { connection: await redis() });
+      await queue.obliterate({ force: true });
+      worker = new Worker(
+        queueName,
+        async (job) => {
+          started((job.data as { id: number }).id);
+        },
+        { connection: await redis(), concurrency: CONCURRENCY },
+      );
+      await worker.waitUntilReady();
+    } catch (error) {
+      await closeAll().catch(() => undefined);
+      await disconnect();
+      throw error;
+    }
+    const opened = queue;
     return {
       name: 'BullMQ',
       async enqueue(id) {
-        await queue.add('noop', { id }, { removeOnComplete: true, removeOnFail: true });
+        await opened.add('noop', { id }, { removeOnComplete: true, removeOnFail: true });
       },
       async close() {
-        await worker.close();
-        await queue.obliterate({ force: true });
-        await queue.close();
+        try {
+          await closeAll();
+        } finally {
+          await disconnect();
+        }
       },
     };
   });
@@ -280,6 +337,11 @@ async function main(): Promise<void> {
     await attempt(bullmq, 'BullMQ'),
   ].filter((r): r is Result => r !== undefined);
   await rm(sqliteDir, { recursive: true, force: true });
+  if (results.length === 0) {
+    console.error('No system ran.');
+    process.exitCode = 1;
+    return;
+  }
 
   const best = (pick: (r: Result) => number, lowest: boolean) =>
     results.reduce((a, b) => ((lowest ? pick(a) <= pick(b) : pick(a) >= pick(b)) ? a : b));

@@ -6,6 +6,21 @@ import { pathToFileURL } from 'node:url';
 export const ROLES = ['all', 'api', 'worker'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** How long the HTTP server waits on a client, in ms. */
+export interface HttpTimeouts {
+  /** The request line and headers must arrive within this, or the answer is 408 `request_timeout`. */
+  readonly headersMs: number;
+  /** The whole request, body included, must arrive within this, or 408 `request_timeout`; 0: no limit. */
+  readonly requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  readonly keepAliveMs: number;
+  /** A connection without traffic either way (a client that stopped reading an answer) is closed after this; 0: never. */
+  readonly idleMs: number;
+}
+
+/** The longest `Prefer: wait` (`MAX_WAIT_SECONDS` in http/prefer-wait.ts): an answer may be silent this long. */
+const LONGEST_WAIT_SECONDS = 60;
+
 export interface Config {
   readonly role: Role;
   readonly host: string;
@@ -35,6 +50,7 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Largest request body of every other route. */
   readonly maxOtherBodyBytes: number;
+  readonly httpTimeouts: HttpTimeouts;
   /** Requests per API key per minute; 0 turns the rate limit off. */
   readonly rateLimitPerMinute: number;
   /** The rate limit counts in fixed windows this long, each admitting the per-minute rate scaled to it. */
@@ -119,6 +135,31 @@ function url(env: Env, name: string): string | undefined {
 
 const MIB = 1024 * 1024;
 
+function httpTimeouts(env: Env): HttpTimeouts {
+  const request = integer(env, 'VIDEOGEN_REQUEST_TIMEOUT_SECONDS', 300, 0, 86_400);
+  const headers = integer(env, 'VIDEOGEN_HEADERS_TIMEOUT_SECONDS', Math.min(30, request || 30), 1, 3600);
+  // Node refuses a headers timeout longer than the request timeout, which includes the headers.
+  if (request > 0 && headers > request) {
+    throw new ConfigError(
+      'VIDEOGEN_HEADERS_TIMEOUT_SECONDS',
+      `must not exceed VIDEOGEN_REQUEST_TIMEOUT_SECONDS (${request}), got ${headers}`,
+    );
+  }
+  const idle = integer(env, 'VIDEOGEN_IDLE_TIMEOUT_SECONDS', 120, 0, 86_400);
+  if (idle > 0 && idle <= LONGEST_WAIT_SECONDS) {
+    throw new ConfigError(
+      'VIDEOGEN_IDLE_TIMEOUT_SECONDS',
+      `expected 0 (never) or more than ${LONGEST_WAIT_SECONDS} (the longest Prefer: wait), got ${idle}`,
+    );
+  }
+  return {
+    headersMs: headers * 1000,
+    requestMs: request * 1000,
+    keepAliveMs: integer(env, 'VIDEOGEN_KEEP_ALIVE_TIMEOUT_SECONDS', 72, 1, 3600) * 1000,
+    idleMs: idle * 1000,
+  };
+}
+
 export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Config {
   const dataDir = resolve(cwd, env.VIDEOGEN_DATA_DIR || 'data');
   return {
@@ -141,6 +182,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     maxBodyBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB', 20, 1, 1024) * MIB,
     maxOtherBodyBytes: integer(env, 'VIDEOGEN_MAX_OTHER_BODY_KB', 64, 1, 1024 * 1024) * 1024,
+    httpTimeouts: httpTimeouts(env),
     rateLimitPerMinute: integer(env, 'VIDEOGEN_RATE_LIMIT_PER_MINUTE', 600, 0),
     rateLimitWindowMs: integer(env, 'VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600) * 1000,
     maxQueuedTasks: integer(env, 'VIDEOGEN_MAX_QUEUED_TASKS', 10_000, 0),

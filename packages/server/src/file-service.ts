@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { inspectAsset } from './assets/inspect-asset.js';
 import { megabytes } from './assets/megabytes.js';
 import { STORED_ASSET_SCHEME } from './assets/stored-assets.js';
+import { uploadContentType } from './assets/upload-content-type.js';
 import type { GenerationParams } from './domain/generation-request.js';
 import type { AssetField } from './domain/models.js';
 import type { TaskScope } from './domain/task.js';
@@ -35,11 +36,62 @@ const KIND_FIELDS: readonly (readonly [UploadKind, AssetField])[] = [
 ];
 
 export interface Upload {
+  /** The file's bytes; an error on it (the request broke off, or its body is malformed) is the client's. */
   readonly stream: Readable;
+  /** As the client sent it: made safe before it is stored. */
   readonly filename: string;
+  /** As the client declared it: kept only when it is a well-formed type of the kind the content is. */
   readonly mimetype: string;
   /** True once the stream was cut at the size limit. */
   readonly truncated: () => boolean;
+}
+
+const MAX_FILENAME_LENGTH = 255;
+
+/**
+ * The filename as stored and answered: without control characters (NUL, which PostgreSQL's text refuses,
+ * line breaks, escapes), with lone surrogates (which have no UTF-8 form) replaced, trimmed and cut to 255
+ * characters without splitting one.
+ */
+export function safeFilename(raw: string): string {
+  const cleaned = raw
+    .replace(/\p{Cc}/gu, '')
+    .replace(/\p{Cs}/gu, '\uFFFD')
+    .trim();
+  return Array.from(cleaned).slice(0, MAX_FILENAME_LENGTH).join('').trim();
+}
+
+/** The declared type, lower-cased without parameters, when it is a plain `kind/subtype`; else the generic type. */
+function storedContentType(declared: string, kind: UploadKind): string {
+  const type = (declared.split(';')[0] ?? '').trim().toLowerCase();
+  return /^[a-z]+\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/.test(type) && type.startsWith(`${kind}/`)
+    ? type
+    : 'application/octet-stream';
+}
+
+/**
+ * Writes `source` to `path`. When the source fails first, the upload is the client's fault: a 400 naming
+ * `file`. When writing fails first, it is the server's, and the error goes on as it is. (Either way the
+ * pipeline then destroys the other stream with the same error, so only the order tells them apart.)
+ */
+async function receive(source: Readable, path: string): Promise<void> {
+  const sink = createWriteStream(path);
+  const failed: { first?: 'source' | 'sink' } = source.errored ? { first: 'source' } : {};
+  source.once('error', () => {
+    failed.first ??= 'source';
+  });
+  sink.once('error', () => {
+    failed.first ??= 'sink';
+  });
+  try {
+    await pipeline(source, sink);
+  } catch (error) {
+    if (failed.first === 'sink') throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ApiError('invalid_parameter', `The file could not be read from the request: ${reason}.`, {
+      param: 'file',
+    });
+  }
 }
 
 export class FileService {
@@ -47,12 +99,21 @@ export class FileService {
   readonly #storage: Storage;
   readonly #maxBytes: number;
   readonly #publicUrl: () => string;
+  readonly #tempDir: string;
 
-  constructor(options: { store: Store; storage: Storage; maxBytes: number; publicUrl: () => string }) {
+  constructor(options: {
+    store: Store;
+    storage: Storage;
+    maxBytes: number;
+    publicUrl: () => string;
+    /** Where uploads are received before they are stored (this process's scratch-space.ts folder). */
+    tempDir?: string;
+  }) {
     this.#store = options.store;
     this.#storage = options.storage;
     this.#maxBytes = options.maxBytes;
     this.#publicUrl = options.publicUrl;
+    this.#tempDir = options.tempDir ?? tmpdir();
   }
 
   get maxBytes(): number {
@@ -60,10 +121,10 @@ export class FileService {
   }
 
   async upload(scope: TaskScope, upload: Upload): Promise<PublicFile> {
-    const dir = await mkdtemp(join(tmpdir(), 'videogen-upload-'));
+    const dir = await mkdtemp(join(this.#tempDir, 'videogen-upload-'));
     try {
       const path = join(dir, 'upload');
-      await pipeline(upload.stream, createWriteStream(path));
+      await receive(upload.stream, path);
       if (upload.truncated()) {
         throw new ApiError('payload_too_large', `The file is larger than ${megabytes(this.#maxBytes)}.`, {
           param: 'file',
@@ -73,20 +134,27 @@ export class FileService {
       if (size === 0) throw new ApiError('invalid_parameter', 'The file is empty.', { param: 'file' });
       const kind = await this.#kindOf(path);
       const id = newFileId();
-      // The declared type only when it agrees with the content; the content decided the kind.
-      const contentType = upload.mimetype.startsWith(`${kind}/`)
-        ? upload.mimetype
-        : 'application/octet-stream';
-      await this.#storage.putFile(uploadKey(id), path, contentType);
-      const file = await this.#store.createFile({
-        id,
-        accountId: scope.accountId,
-        environment: scope.environment,
-        kind,
-        contentType,
-        filename: upload.filename.slice(0, 255),
-        bytes: size,
-      });
+      // The type the content has; the declared one only where the content names none of the kind's types.
+      const detected = await uploadContentType(path, kind);
+      const contentType =
+        detected === 'application/octet-stream' ? storedContentType(upload.mimetype, kind) : detected;
+      const key = uploadKey(id);
+      await this.#storage.putFile(key, path, contentType);
+      // Without its row nothing refers to the object, nor ever deletes it.
+      const file = await this.#store
+        .createFile({
+          id,
+          accountId: scope.accountId,
+          environment: scope.environment,
+          kind,
+          contentType,
+          filename: safeFilename(upload.filename),
+          bytes: size,
+        })
+        .catch(async (error: unknown) => {
+          await this.#storage.delete(key).catch(() => undefined);
+          throw error;
+        });
       return toPublicFile(file, this.#publicUrl());
     } finally {
       await rm(dir, { recursive: true, force: true });

@@ -34,7 +34,7 @@ describe('videogen generate and tasks (API client commands)', () => {
     server = await startServer(serverEnv(dataDir));
     const apiKey = server.printedKey();
     assert.ok(apiKey, 'the first start printed a key');
-    env = { ...serverEnv(dataDir), VIDEOGEN_BASE_URL: server.url, VIDEOGEN_API_KEY: apiKey };
+    env = { ...serverEnv(dataDir), VIDEOGEN_URL: server.url, VIDEOGEN_API_KEY: apiKey };
   });
   after(async () => {
     await server?.stop();
@@ -219,7 +219,7 @@ describe('videogen generate and tasks (API client commands)', () => {
     assert.equal(missingFile.code, 1);
     assert.match(missingFile.stderr, /^videogen: cannot read .*nope\.png: no such file\n$/);
 
-    const unreachable = await videogen(['tasks', 'list', '--base-url', 'http://127.0.0.1:9']);
+    const unreachable = await videogen(['tasks', 'list', '--url', 'http://127.0.0.1:9']);
     assert.equal(unreachable.code, 1);
     assert.match(unreachable.stderr, /^videogen: connection_error: .+\n$/);
   });
@@ -347,7 +347,7 @@ describe('videogen generate against a stand-in API: interruptions and failures',
     env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
-      VIDEOGEN_BASE_URL: url,
+      VIDEOGEN_URL: url,
       VIDEOGEN_API_KEY: 'vg_dev_x',
     };
   });
@@ -412,6 +412,46 @@ describe('videogen generate against a stand-in API: interruptions and failures',
     assert.match(run.stderr, /^videogen: download_failed: HTTP 404 for the video at http:\S+\n$/);
     assert.equal(run.stdout, '');
     assert.ok(!existsSync(output) && !existsSync(`${output}.part`));
+  });
+
+  it('finds the server by VIDEOGEN_URL, --url, or the local port VIDEOGEN_PORT; the former names still work, with a warning', async () => {
+    const { VIDEOGEN_URL: url, ...withoutUrl } = env;
+    const port = new URL(url ?? '').port;
+    const unreachable = 'http://127.0.0.1:9';
+    const created = 'task-unified-found\n';
+    const cases: { env: NodeJS.ProcessEnv; args?: string[]; warning?: string }[] = [
+      { env },
+      { env: { ...withoutUrl, VIDEOGEN_PORT: port } },
+      { env: { ...env, VIDEOGEN_PORT: '9' } },
+      { env: { ...withoutUrl, VIDEOGEN_URL: unreachable }, args: ['--url', url ?? ''] },
+      {
+        env: { ...withoutUrl, VIDEOGEN_BASE_URL: url },
+        warning: 'videogen: warning: VIDEOGEN_BASE_URL is deprecated; use VIDEOGEN_URL\n',
+      },
+      {
+        env: { ...env, VIDEOGEN_BASE_URL: unreachable },
+        warning: 'videogen: warning: VIDEOGEN_BASE_URL is ignored: VIDEOGEN_URL is set\n',
+      },
+      {
+        env: withoutUrl,
+        args: ['--base-url', url ?? ''],
+        warning: 'videogen: warning: --base-url is deprecated; use --url\n',
+      },
+    ];
+    for (const { env: caseEnv, args = [], warning = '' } of cases) {
+      const run = await runCli(['generate', '-p', 'found', '--no-wait', ...args], caseEnv);
+      const described = JSON.stringify({ caseEnv, args });
+      assert.equal(run.code, 0, `${described}: ${run.stderr}`);
+      assert.equal(run.stdout, created, described);
+      assert.equal(run.stderr, warning, described);
+    }
+
+    const badPort = await runCli(['tasks', 'list'], { ...withoutUrl, VIDEOGEN_PORT: 'http' });
+    assert.equal(badPort.code, 2);
+    assert.match(
+      badPort.stderr,
+      /^videogen: VIDEOGEN_PORT=http is not a port from 1 to 65535; set VIDEOGEN_URL/,
+    );
   });
 
   it("reports a proxy's HTML error page in one line", async () => {

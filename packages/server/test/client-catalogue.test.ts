@@ -17,8 +17,16 @@ type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
 type SameKeys<A, B> = Same<keyof A, keyof B>;
 type Assert<T extends true> = T;
 
-/** The codes only the dashboard's own routes answer with: an SDK for the public API need not know them. */
-type DashboardOnlyCode = 'invalid_credentials' | 'not_signed_in' | 'invalid_csrf_token' | 'api_key_not_found';
+/**
+ * The codes only the dashboard's own routes and page files answer with: an SDK for the public API need not know
+ * them.
+ */
+type DashboardOnlyCode =
+  | 'invalid_credentials'
+  | 'not_signed_in'
+  | 'invalid_csrf_token'
+  | 'api_key_not_found'
+  | 'precondition_failed';
 
 // Compile-time: these fail the build when the shapes part.
 export type Checks = [

@@ -6,10 +6,11 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { createOwnerAccount } from '../src/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
 import { CLI_PATH, runCli, serverEnv, startServer } from './helpers/server-process.js';
@@ -352,6 +353,31 @@ describe('dashboard routes', () => {
     assert.equal(errorCode(await browser.request('GET', '/dashboard/api/keys')), 'not_signed_in');
   });
 
+  it('answers the session status with 200 signed in or not, without exposing the cookie', async () => {
+    const browser = new Browser(server.url);
+    const signedOut = await browser.request('GET', '/dashboard/api/session/status');
+    assert.deepEqual(
+      { status: signedOut.status, body: signedOut.body },
+      { status: 200, body: { signed_in: false } },
+    );
+    browser.cookie = 'videogen_session=not-a-session-token';
+    const unknown = await browser.request('GET', '/dashboard/api/session/status');
+    assert.deepEqual(
+      { status: unknown.status, body: unknown.body },
+      { status: 200, body: { signed_in: false } },
+    );
+
+    const signedIn = await browser.signIn('ada@example.com', PASSWORD);
+    const status = await browser.request('GET', '/dashboard/api/session/status');
+    assert.equal(status.status, 200);
+    assert.deepEqual(status.body, { signed_in: true, ...signedIn.body });
+    assert.equal(status.headers.get('set-cookie'), null);
+
+    await browser.request('POST', '/dashboard/api/sign-out');
+    const after = await browser.request('GET', '/dashboard/api/session/status');
+    assert.deepEqual(after.body, { signed_in: false });
+  });
+
   it('serves the page with a content security policy that allows nothing inline or from elsewhere', async () => {
     const page = await fetch(`${server.url}/dashboard`);
     assert.equal(page.status, 200);
@@ -366,6 +392,71 @@ describe('dashboard routes', () => {
     assert.equal(root.status, 302);
     assert.equal(root.headers.get('location'), '/dashboard');
     assert.equal((await fetch(`${server.url}/dashboard/assets/../index.html`)).status, 404);
+  });
+});
+
+describe("the dashboard's files, refused", () => {
+  let server: TestService;
+  before(async () => {
+    server = await startTestService();
+  });
+  after(() => server.close());
+
+  async function answer(path: string, headers: Record<string, string> = {}) {
+    const response = await fetch(`${server.url}${path}`, { headers });
+    const body = (await response.json()) as { error: { code: string; type: string; request_id: string } };
+    assert.equal(body.error.request_id, response.headers.get('x-request-id'));
+    return { status: response.status, code: body.error.code, headers: response.headers };
+  }
+
+  // Found by test/fuzz-routes.test.ts: each was a 500 internal_error.
+  it('answers 404 not_found for a path that names no file: a directory, `..`, a NUL byte, a long name', async () => {
+    for (const path of [
+      '/dashboard/assets/',
+      '/dashboard/assets/%00',
+      '/dashboard/assets/%5c..%5cindex.html',
+      `/dashboard/assets/${'a'.repeat(300)}`,
+    ]) {
+      assert.deepEqual(await answer(path).then(({ status, code }) => ({ status, code })), {
+        status: 404,
+        code: 'not_found',
+      });
+    }
+  });
+
+  it('answers 416 range_not_satisfiable with the size for a Range outside a file or the page', async () => {
+    const { size } = await stat(fileURLToPath(new URL('../../dashboard/assets/app.js', import.meta.url)));
+    for (const path of ['/dashboard/assets/app.js', '/dashboard']) {
+      const refused = await answer(path, { range: `bytes=${size * 10}-` });
+      assert.equal(refused.status, 416, path);
+      assert.equal(refused.code, 'range_not_satisfiable');
+      assert.match(refused.headers.get('content-range') ?? '', /^bytes \*\/\d+$/);
+    }
+    const refused = await answer('/dashboard/assets/app.js', { range: 'bytes=5-1' });
+    assert.equal(refused.headers.get('content-range'), `bytes */${size}`);
+    const part = await fetch(`${server.url}/dashboard/assets/app.js`, { headers: { range: 'bytes=0-1' } });
+    assert.equal(part.status, 206);
+    assert.equal((await part.arrayBuffer()).byteLength, 2);
+  });
+
+  it('answers 412 precondition_failed for a conditional GET that does not hold', async () => {
+    const conditions: Record<string, string>[] = [
+      { 'if-match': '"not-its-etag"' },
+      { 'if-unmodified-since': 'Thu, 01 Jan 1970 00:00:00 GMT' },
+    ];
+    for (const headers of conditions) {
+      assert.deepEqual(
+        await answer('/dashboard/assets/app.js', headers).then(({ status, code }) => ({ status, code })),
+        { status: 412, code: 'precondition_failed' },
+      );
+    }
+    const file = await fetch(`${server.url}/dashboard/assets/app.js`);
+    await file.arrayBuffer();
+    const matching = await fetch(`${server.url}/dashboard/assets/app.js`, {
+      headers: { 'if-match': file.headers.get('etag') ?? '' },
+    });
+    assert.equal(matching.status, 200);
+    await matching.arrayBuffer();
   });
 });
 

@@ -227,7 +227,9 @@ describe('parseGenerationRequest', () => {
           assert.equal(params.prompt, body.prompt.trim());
           if (body.duration !== undefined) assert.equal(params.duration, body.duration);
           if (body.quality !== undefined) assert.equal(params.quality, body.quality);
-          if (body.aspect_ratio !== undefined) assert.equal(params.aspect_ratio, body.aspect_ratio);
+          // With no image to follow, adaptive is 16:9 from the start.
+          const ratio = body.aspect_ratio === 'adaptive' ? '16:9' : body.aspect_ratio;
+          if (ratio !== undefined) assert.equal(params.aspect_ratio, ratio);
           if (body.seed !== undefined) assert.equal(params.seed, body.seed);
         },
       ),

@@ -1,8 +1,11 @@
 /** The API over real HTTP: the interface's two endpoints and every 4xx row of decisions.md §3 that applies. */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { PublicTask } from '../src/domain/task.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 
@@ -34,6 +37,30 @@ function assertError(
   assert.equal(typeof body.error.type, 'string');
   assert.equal(body.error.request_id, response.headers.get('x-request-id'));
   if (param !== undefined) assert.equal(body.error.param, param);
+}
+
+/** Sends `text` as is on a new connection and gives back everything the server wrote until it closed. */
+async function exchange(
+  baseUrl: string,
+  text: string,
+): Promise<{ status: number; headers: Headers; body: unknown }> {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  socket.on('error', () => undefined);
+  socket.write(text);
+  await once(socket, 'close');
+  const answer = Buffer.concat(chunks).toString('utf8');
+  const [head = '', body = ''] = answer.split('\r\n\r\n');
+  const [statusLine = '', ...lines] = head.split('\r\n');
+  const headers = new Headers();
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers.append(line.slice(0, colon), line.slice(colon + 1).trim());
+  }
+  const status = Number(statusLine.split(' ')[1]);
+  return { status, headers, body: headers.get('content-type')?.includes('json') ? JSON.parse(body) : body };
 }
 
 describe('POST /v1/videos/generations', () => {
@@ -115,6 +142,14 @@ describe('POST /v1/videos/generations', () => {
       415,
       'unsupported_media_type',
     );
+    assertError(
+      await api.request('POST', '/v1/videos/generations', {
+        rawBody: JSON.stringify(TEXT),
+        headers: { 'content-type': 'text/plain' },
+      }),
+      415,
+      'unsupported_media_type',
+    );
   });
 
   it('answers 413 payload_too_large over the body limit', async () => {
@@ -190,5 +225,101 @@ describe('every answer', () => {
       'invalid_signature',
     );
     assertError(await api.request('GET', `/v1/results/${created.body.id}.mp4`), 403, 'invalid_signature');
+  });
+});
+
+describe('bodyless calls', () => {
+  it("take an empty body with the creation example’s Content-Type, or curl -d ''’s, as no body", async () => {
+    const json = { rawBody: '', headers: { 'content-type': 'application/json' } };
+    const first = await api.create(TEXT);
+    const cancelled = await api.request<PublicTask>('POST', `/v1/tasks/${first.body.id}/cancel`, json);
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+    assert.equal(cancelled.body.error?.code, 'cancelled');
+    const deleted = await api.request('DELETE', `/v1/tasks/${first.body.id}`, json);
+    assert.deepEqual(deleted.body, { id: first.body.id, object: 'video.generation.task', deleted: true });
+
+    const second = await api.create(TEXT);
+    const form = { rawBody: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    assert.equal((await api.request('POST', `/v1/tasks/${second.body.id}/cancel`, form)).status, 200);
+    assertError(
+      await api.request('DELETE', '/v1/tasks/task-unified-AAAAAAAAAAAAAAAAAAAAAAAAAA', json),
+      404,
+      'task_not_found',
+    );
+  });
+
+  it('still refuse a body that is not JSON', async () => {
+    const { body: task } = await api.create(TEXT);
+    assertError(
+      await api.request('POST', `/v1/tasks/${task.id}/cancel`, {
+        rawBody: 'now=please',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
+      415,
+      'unsupported_media_type',
+    );
+    assertError(
+      await api.request('POST', `/v1/tasks/${task.id}/cancel`, {
+        rawBody: '{"now":',
+        headers: { 'content-type': 'application/json' },
+      }),
+      400,
+      'invalid_json',
+    );
+    assert.equal((await api.get(task.id)).body.status, 'pending', 'nothing was cancelled');
+  });
+});
+
+describe('answers outside the routes', () => {
+  it('a path that is not valid percent-encoding: 400 malformed_request', async () => {
+    assertError(await api.request('GET', '/v1/tasks/%zz'), 400, 'malformed_request');
+  });
+
+  it('an over-long task id: 404 task_not_found, as for any id that does not exist', async () => {
+    assertError(await api.get('t'.repeat(5000)), 404, 'task_not_found', 'task_id');
+    assertError(await api.request('POST', `/v1/tasks/${'t'.repeat(5000)}/cancel`), 404, 'task_not_found');
+  });
+
+  it('a request Node’s parser refuses: 400 malformed_request or 431 headers_too_large', async () => {
+    const malformed = await exchange(server.url, 'GET /v1/tasks/x HTTP/1.1\r\nHost x\r\n\r\n');
+    assertError(malformed, 400, 'malformed_request');
+    assert.match(malformed.headers.get('x-request-id') ?? '', /^req_/);
+    const huge = await exchange(
+      server.url,
+      `GET /v1/tasks/x HTTP/1.1\r\nHost: x\r\nX-Padding: ${'p'.repeat(20_000)}\r\n\r\n`,
+    );
+    assertError(huge, 431, 'headers_too_large');
+  });
+});
+
+describe('a server shutting down', () => {
+  it('answers a request that arrives on an open connection 503 overloaded, in the error shape', async () => {
+    const closing = await startTestService();
+    const key = (await closing.newKey()).key;
+    const { hostname, port } = new URL(closing.url);
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    const headers = `Host: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\n`;
+    // The first request's body is held back, so that the connection is busy when the close begins.
+    const received = once(closing.service.app.server, 'request');
+    socket.write(`POST /v1/tasks/x/cancel HTTP/1.1\r\n${headers}Content-Length: 2\r\n\r\n`);
+    await received;
+    const closed = closing.close();
+    socket.write(`{}GET /v1/tasks/x HTTP/1.1\r\n${headers}\r\n`);
+    await once(socket, 'close');
+    await closed;
+    const answers = Buffer.concat(chunks)
+      .toString('utf8')
+      .split(/(?=HTTP\/1\.1 )/);
+    assert.equal(answers.length, 2, answers.join('\n---\n'));
+    assert.match(answers[0] ?? '', /^HTTP\/1\.1 404 /);
+    const [head = '', body = ''] = (answers[1] ?? '').split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 503 /);
+    assert.match(head, /\r\nretry-after: 1\r\n/i);
+    const error = (JSON.parse(body) as ErrorBody).error;
+    assert.equal(error.code, 'overloaded');
+    assert.equal(error.request_id, /\r\nx-request-id: (\S+)/i.exec(head)?.[1]);
   });
 });

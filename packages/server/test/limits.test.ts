@@ -3,11 +3,14 @@
  * cap on running tasks, and per-route body limits.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { loadConfig } from '../src/config.js';
 import type { PublicTask } from '../src/domain/task.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
@@ -261,5 +264,91 @@ describe('body limits per route', () => {
     const huge = await api.create({ ...TEXT, padding: 'x'.repeat(1024 * 1024 + 1) });
     const error = assertError(huge, 413, 'payload_too_large', 'invalid_request_error');
     assert.match(error.message, /1 MB/);
+  });
+});
+
+describe('request timeouts', () => {
+  let server: TestService;
+  let key: string;
+
+  before(async () => {
+    server = await startTestService({ VIDEOGEN_REQUEST_TIMEOUT_SECONDS: '1' });
+    key = (await server.newKey()).key;
+  });
+  after(() => server.close());
+
+  /** Writes `text` and never more; gives back what the server wrote before it closed the connection. */
+  async function stall(text: string): Promise<{ answer: string; ms: number }> {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    const started = performance.now();
+    socket.write(text);
+    await once(socket, 'close');
+    return { answer: Buffer.concat(chunks).toString('utf8'), ms: performance.now() - started };
+  }
+
+  function assertTimedOut({ answer, ms }: { answer: string; ms: number }) {
+    assert.ok(ms >= 950, `closed after ${ms} ms, before the timeout`);
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    assert.match(head, /^HTTP\/1\.1 408 /, answer);
+    const error = (JSON.parse(body) as ErrorBody).error;
+    assert.equal(error.code, 'request_timeout');
+    assert.equal(error.type, 'invalid_request_error');
+    assert.equal(error.request_id, /\r\nx-request-id: (\S+)/i.exec(head)?.[1]);
+  }
+
+  // Without a timeout these connections stay open for as long as the client likes: the test's own limit fails them.
+  it('answers 408 request_timeout and closes when a body stops short of its Content-Length', {
+    timeout: 30_000,
+  }, async () => {
+    assertTimedOut(
+      await stall(
+        `POST /v1/videos/generations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":',
+      ),
+    );
+  });
+
+  it('does the same for headers that never end, and for an upload that stalls', {
+    timeout: 30_000,
+  }, async () => {
+    assertTimedOut(await stall(`GET /v1/tasks/x HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n`));
+    assertTimedOut(
+      await stall(
+        `POST /v1/files HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          'Content-Type: multipart/form-data; boundary=B\r\nContent-Length: 10000\r\n\r\n' +
+          '--B\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\n\x89PNG',
+      ),
+    );
+  });
+
+  it('are set from VIDEOGEN_* variables, with defaults, and refuse combinations Node would not run', () => {
+    assert.deepEqual(loadConfig({}).httpTimeouts, {
+      headersMs: 30_000,
+      requestMs: 300_000,
+      keepAliveMs: 72_000,
+      idleMs: 120_000,
+    });
+    assert.deepEqual(
+      loadConfig({
+        VIDEOGEN_HEADERS_TIMEOUT_SECONDS: '5',
+        VIDEOGEN_REQUEST_TIMEOUT_SECONDS: '0',
+        VIDEOGEN_KEEP_ALIVE_TIMEOUT_SECONDS: '10',
+        VIDEOGEN_IDLE_TIMEOUT_SECONDS: '0',
+      }).httpTimeouts,
+      { headersMs: 5000, requestMs: 0, keepAliveMs: 10_000, idleMs: 0 },
+    );
+    assert.equal(loadConfig({ VIDEOGEN_REQUEST_TIMEOUT_SECONDS: '10' }).httpTimeouts.headersMs, 10_000);
+    assert.throws(
+      () => loadConfig({ VIDEOGEN_HEADERS_TIMEOUT_SECONDS: '20', VIDEOGEN_REQUEST_TIMEOUT_SECONDS: '10' }),
+      /VIDEOGEN_HEADERS_TIMEOUT_SECONDS/,
+    );
+    assert.throws(
+      () => loadConfig({ VIDEOGEN_IDLE_TIMEOUT_SECONDS: '30' }),
+      /VIDEOGEN_IDLE_TIMEOUT_SECONDS.*Prefer: wait/,
+    );
   });
 });

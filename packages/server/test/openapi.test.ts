@@ -94,7 +94,9 @@ describe('GET /openapi.json', () => {
     const app = server.service.app;
     // The dashboard's page and its static files are for browsers, not API clients (its /api routes are documented).
     const isPage = (url: string) =>
-      url === '/' || (url.startsWith('/dashboard') && !url.startsWith('/dashboard/api/'));
+      url === '/' ||
+      url === '/favicon.ico' ||
+      (url.startsWith('/dashboard') && !url.startsWith('/dashboard/api/'));
     const routes = serverRoutes(app).filter((route) => !isPage(route.url));
     // The listing is parsed: check the parse against Fastify before trusting it.
     assert.ok(routes.length >= 10, `only ${routes.length} routes parsed`);
@@ -257,6 +259,59 @@ describe('GET /docs', () => {
     const url = /"url":\s*"([^"]+)"/.exec(html)?.[1];
     assert.ok(url, 'the page names no document');
     assert.equal(new URL(url, page.url).pathname, '/openapi.json');
+  });
+});
+
+describe('GET /docs configuration', () => {
+  /** The configuration the page hands to `Scalar.createApiReference`. */
+  async function viewerConfiguration(): Promise<Record<string, unknown>> {
+    const html = await (await fetch(`${server.url}/docs`)).text();
+    const json = /Scalar\.createApiReference\([^,]+,\s*(\{[\s\S]*?\})\)\s*<\/script>/.exec(html)?.[1];
+    assert.ok(json, `no configuration in ${html}`);
+    return JSON.parse(json) as Record<string, unknown>;
+  }
+
+  it("turns off the viewer's Ask AI agent, its developer tools (Share, Deploy) and its MCP offer", async () => {
+    const configuration = await viewerConfiguration();
+    assert.deepEqual(configuration.agent, { disabled: true });
+    assert.equal(configuration.showDeveloperTools, 'never');
+    assert.deepEqual(configuration.mcp, { disabled: true });
+    assert.equal(configuration.telemetry, false);
+  });
+});
+
+describe('GET /favicon.ico', () => {
+  it('answers an icon, cached for a day and revalidated by its ETag', async () => {
+    const response = await fetch(`${server.url}/favicon.ico`);
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('content-type'), 'image/x-icon');
+    assert.equal(response.headers.get('cache-control'), 'public, max-age=86400');
+    const icon = Buffer.from(await response.arrayBuffer());
+    // An ICO directory (reserved 0, type 1) of PNG images, each where its entry says.
+    assert.equal(icon.readUInt16LE(0), 0);
+    assert.equal(icon.readUInt16LE(2), 1);
+    const count = icon.readUInt16LE(4);
+    assert.ok(count >= 1);
+    const sizes: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const entry = 6 + 16 * i;
+      const length = icon.readUInt32LE(entry + 8);
+      const offset = icon.readUInt32LE(entry + 12);
+      assert.ok(offset + length <= icon.length, `image ${i} lies outside the file`);
+      const png = icon.subarray(offset, offset + length);
+      assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+      sizes.push(png.readUInt32BE(16));
+    }
+    assert.ok(sizes.includes(16) && sizes.includes(32), `sizes ${sizes.join(', ')}`);
+
+    const etag = response.headers.get('etag');
+    assert.ok(etag);
+    const again = await fetch(`${server.url}/favicon.ico`, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304);
+    assert.equal((await again.arrayBuffer()).byteLength, 0);
+    const head = await fetch(`${server.url}/favicon.ico`, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.headers.get('content-type'), 'image/x-icon');
   });
 });
 

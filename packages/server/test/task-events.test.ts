@@ -216,17 +216,24 @@ describe('GET /v1/tasks/{task_id}/events', () => {
 
 describe('eventStream', () => {
   it('writes keep-alive comments while nothing changes, and ends with its events', async () => {
+    // The second event waits until the reader has seen two keep-alives: no timing to get wrong under load.
+    let seenTwo!: () => void;
+    const twoKeepAlives = new Promise<void>((resolve) => {
+      seenTwo = resolve;
+    });
     async function* events() {
       yield { n: 1 };
-      await sleep(130);
+      await twoKeepAlives;
       yield { n: 2 };
     }
     let text = '';
     for await (const chunk of eventStream(events(), {
-      keepAliveMs: 40,
+      keepAliveMs: 10,
       onError: (e) => assert.fail(String(e)),
-    }))
+    })) {
       text += chunk;
+      if ((text.match(/: keep-alive\n\n/g) ?? []).length >= 2) seenTwo();
+    }
     assert.match(
       text,
       /^event: task\nid: 1\ndata: \{"n":1\}\n\n(: keep-alive\n\n){2,}event: task\nid: 2\ndata: \{"n":2\}\n\n$/,

@@ -229,7 +229,8 @@ export async function renderKeys(main, { signal }) {
       'div',
       { class: 'form-row' },
       field('Name', name, 'What uses it, e.g. “ci” or “web backend”.'),
-      field('Environment', environment, 'Development keys see development tasks only, and likewise.'),
+      // Not plain "Environment": that is the header's switcher, and two controls must not share a name.
+      field('Key environment', environment, 'Development keys see development tasks only, and likewise.'),
     ),
     h('div', { class: 'actions' }, createButton),
   );

@@ -23,14 +23,16 @@ export function storedAssetKey(url: string): string | undefined {
 
 /**
  * Stores each decodable `data:` asset of `params` under `assets/<taskId>/<field>-<index>` and returns the
- * params with references to them. One that cannot be decoded stays inline, so the run fails it with the same
- * message it always has (`image_urls[0]: the data: URL is empty`).
+ * params with references to them; each goes through a file in `tempDir` on its way. One that cannot be decoded
+ * stays inline, so the run fails it with the same message it always has (`image_urls[0]: the data: URL is
+ * empty`).
  */
 export async function storeInlineAssets(
   taskId: string,
   params: GenerationParams,
   storage: Storage,
   maxBytes: number,
+  tempDir: string = tmpdir(),
 ): Promise<GenerationParams> {
   if (!FIELDS.some((field) => params[field].some((url) => url.startsWith('data:')))) return params;
   const out: Record<AssetField, string[]> = { image_urls: [], video_urls: [], audio_urls: [] };
@@ -52,7 +54,7 @@ export async function storeInlineAssets(
       throw error;
     }
     // The Storage port takes files: S3 uploads stream from one with a known length.
-    const path = join(tmpdir(), `videogen-asset-${randomBytes(8).toString('hex')}`);
+    const path = join(tempDir, `asset-${randomBytes(8).toString('hex')}`);
     try {
       await writeFile(path, decoded.bytes);
       await storage.putFile(key, path, decoded.contentType);

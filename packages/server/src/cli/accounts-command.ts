@@ -53,9 +53,12 @@ export async function accountsCommand(args: string[]): Promise<number> {
         strict: true,
       });
       if (!values.email) throw new UsageError('accounts create needs --email EMAIL');
-      const password = await readPassword();
-      const created = await withStore((store) =>
-        createOwnerAccount(store, { email: values.email!, password, accountId: values.account }),
+      const created = await withStore('create', async (store) =>
+        createOwnerAccount(store, {
+          email: values.email!,
+          password: await readPassword(),
+          accountId: values.account,
+        }),
       );
       // The id alone on stdout, for scripts; the rest is for people.
       process.stdout.write(`${created.accountId}\n`);
@@ -65,8 +68,10 @@ export async function accountsCommand(args: string[]): Promise<number> {
     case 'reset-password': {
       const { values } = parseArgs({ args: rest, options: { email: { type: 'string' } }, strict: true });
       if (!values.email) throw new UsageError('accounts reset-password needs --email EMAIL');
-      const password = await readPassword();
-      await withStore((store) => resetOwnerPassword(store, { email: values.email!, password }));
+      // The store is found before the password is asked for.
+      await withStore('read', async (store) =>
+        resetOwnerPassword(store, { email: values.email!, password: await readPassword() }),
+      );
       process.stderr.write('Password changed; every dashboard session of the account has ended.\n');
       return 0;
     }

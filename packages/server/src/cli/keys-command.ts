@@ -28,7 +28,7 @@ export async function keysCommand(args: string[]): Promise<number> {
       if (!ENVIRONMENTS.includes(values.env as Environment)) {
         throw new UsageError(`--env must be one of ${ENVIRONMENTS.join(', ')}`);
       }
-      const created = await withStore((store) =>
+      const created = await withStore('create', (store) =>
         createApiKey(store, {
           name: values.name!,
           environment: values.env as Environment,
@@ -45,7 +45,7 @@ export async function keysCommand(args: string[]): Promise<number> {
         options: { json: { type: 'boolean', default: false } },
         strict: true,
       });
-      const keys = await withStore((store) => store.listApiKeys());
+      const keys = await withStore('read', (store) => store.listApiKeys());
       if (values.json) {
         process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
         return 0;
@@ -74,7 +74,7 @@ export async function keysCommand(args: string[]): Promise<number> {
       const target = positionals[0];
       if (!target || positionals.length > 1)
         throw new UsageError('keys revoke needs exactly one key ID or prefix');
-      const revoked = await withStore((store) => store.revokeApiKey(target));
+      const revoked = await withStore('read', (store) => store.revokeApiKey(target));
       if (!revoked) {
         process.stderr.write(`videogen: no single active key matches ${JSON.stringify(target)}\n`);
         return 1;

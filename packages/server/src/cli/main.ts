@@ -25,8 +25,8 @@ Commands:
   engines check [--json]                  Test every engine of VIDEOGEN_ENGINES_FILE (or the built-in
                                           local engine): exit status 1 if any is not ready
 
-API client commands (against VIDEOGEN_BASE_URL with VIDEOGEN_API_KEY, or --base-url and --api-key;
---json everywhere; see docs/cli.md):
+API client commands (against VIDEOGEN_URL, else http://localhost:$VIDEOGEN_PORT, with VIDEOGEN_API_KEY;
+or --url and --api-key; --json everywhere; see docs/cli.md):
   generate --prompt TEXT [--model ID | --mode text|image|reference] [--fast]
            [--image FILE_OR_URL]... [--video FILE_OR_URL]... [--audio FILE_OR_URL]...
            [--duration S] [--quality Q] [--aspect-ratio R] [--seed N] [--callback-url URL]

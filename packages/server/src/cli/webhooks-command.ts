@@ -20,7 +20,7 @@ export async function webhooksCommand(args: string[]): Promise<number> {
     case 'secret':
     case 'rotate-secret': {
       const { values } = parseArgs({ args: rest, options: { account: { type: 'string' } }, strict: true });
-      const secret = await withStore(async (store) => {
+      const secret = await withStore('read', async (store) => {
         const accountId = values.account ?? (await defaultAccountId(store));
         if (action === 'secret') return currentSecret(store, accountId);
         return (await store.rotateWebhookSecret(accountId, WEBHOOK_SECRET_OVERLAP_MS)).secret;
@@ -38,7 +38,9 @@ export async function webhooksCommand(args: string[]): Promise<number> {
       });
       const taskId = positionals[0];
       if (!taskId || positionals.length > 1) throw new UsageError('webhooks deliveries needs one task ID');
-      const deliveries = (await withStore((store) => store.listDeliveries(taskId))).map(toPublicDelivery);
+      const deliveries = (await withStore('read', (store) => store.listDeliveries(taskId))).map(
+        toPublicDelivery,
+      );
       if (values.json) {
         process.stdout.write(`${JSON.stringify(deliveries, null, 2)}\n`);
         return 0;

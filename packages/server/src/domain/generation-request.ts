@@ -6,7 +6,13 @@ import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
 import { ApiError } from '../errors.js';
-import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from './frame-size.js';
+import {
+  ASPECT_RATIOS,
+  type AspectRatio,
+  QUALITIES,
+  type Quality,
+  resolveAspectRatio,
+} from './frame-size.js';
 import {
   type AssetField,
   findModel,
@@ -104,6 +110,20 @@ function schemaError(error: ValueError): ApiError {
   return new ApiError('invalid_parameter', `${param}: ${error.message.toLowerCase()}.`, { param });
 }
 
+/**
+ * The one rule for every http(s) URL of a request (assets and callback_url): no `user:password@`. The URL is
+ * stored with the task, written to logs and shown in callback logs, so credentials in it would leak there.
+ */
+function refuseCredentials(url: URL, param: string): void {
+  if (url.username || url.password) {
+    throw new ApiError(
+      'invalid_parameter',
+      `${param} must not contain credentials (user:password@); URLs end up in logs.`,
+      { param },
+    );
+  }
+}
+
 function assertAssetUrl(value: string, param: string): void {
   let url: URL;
   try {
@@ -111,7 +131,10 @@ function assertAssetUrl(value: string, param: string): void {
   } catch {
     throw new ApiError('invalid_parameter', `${param} is not a valid URL.`, { param });
   }
-  if (url.protocol === 'http:' || url.protocol === 'https:') return;
+  if (url.protocol === 'http:' || url.protocol === 'https:') {
+    refuseCredentials(url, param);
+    return;
+  }
   if (url.protocol === 'data:' && /^data:[\w.+-]+\/[\w.+-]+(;[\w-]+=[\w.-]+)*;base64,/i.test(value)) return;
   throw new ApiError('invalid_parameter', `${param} must be an http(s) URL or a base64 data: URL.`, {
     param,
@@ -129,9 +152,7 @@ function assertCallbackUrl(value: string): void {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new ApiError('invalid_parameter', 'callback_url must be an http or https URL.', { param });
   }
-  if (url.username || url.password) {
-    throw new ApiError('invalid_parameter', 'callback_url must not contain credentials.', { param });
-  }
+  refuseCredentials(url, param);
 }
 
 function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void {
@@ -233,7 +254,11 @@ export function parseGenerationRequest(
       audio_urls: valid.audio_urls ?? [],
       duration: valid.duration ?? DEFAULT_DURATION,
       quality: valid.quality ?? DEFAULT_QUALITY,
-      aspect_ratio: valid.aspect_ratio ?? (model.mode === 'text' ? '16:9' : 'adaptive'),
+      // With no image or video to follow, `adaptive` is 16:9 from the start, and the task says so.
+      aspect_ratio:
+        model.mode === 'text'
+          ? resolveAspectRatio(valid.aspect_ratio ?? '16:9', undefined)
+          : (valid.aspect_ratio ?? 'adaptive'),
       seed: valid.seed ?? randomSeed(),
       callback_url: valid.callback_url ?? null,
     },

@@ -3,6 +3,8 @@
  * An API process serves everything; a worker process only its health checks.
  */
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, {
   type FastifyInstance,
@@ -11,7 +13,9 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { HttpTimeouts } from '../config.js';
 import type { DashboardSessions } from '../dashboard-sessions.js';
+import { ApiError } from '../errors.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { Storage } from '../ports/storage.js';
@@ -19,7 +23,14 @@ import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
-import { errorHandler, notFoundHandler } from './error-handler.js';
+import { registerBodyParsers } from './body-parsers.js';
+import {
+  createClientErrorHandler,
+  errorHandler,
+  frameworkErrorHandler,
+  notFoundHandler,
+  sendError,
+} from './error-handler.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { type RateLimitSettings, withRateLimit } from './rate-limit.js';
 import { dashboardKeyRoutes } from './routes/dashboard-keys.js';
@@ -28,6 +39,7 @@ import { dashboardSessionRoutes } from './routes/dashboard-session.js';
 import { dashboardTaskRoutes } from './routes/dashboard-tasks.js';
 import { dashboardWebhookRoutes } from './routes/dashboard-webhooks.js';
 import { deliveryRoutes } from './routes/deliveries.js';
+import { faviconRoutes } from './routes/favicon.js';
 import { fileRoutes } from './routes/files.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
@@ -62,6 +74,8 @@ export interface AppDependencies {
   readonly maxBodyBytes: number;
   /** Largest body of every other route; 64 KiB when absent. */
   readonly maxOtherBodyBytes?: number;
+  /** How long to wait on clients; Node's and Fastify's defaults when absent. */
+  readonly timeouts?: HttpTimeouts;
   /** The per-key request rate limit; off when absent. */
   readonly rateLimit?: RateLimitSettings;
   readonly isDraining: () => boolean;
@@ -69,16 +83,57 @@ export interface AppDependencies {
   readonly api?: ApiDependencies;
 }
 
+/** Routes still served while the server drains: load balancers read readiness there. */
+const SERVED_WHILE_DRAINING = new Set(['/healthz', '/readyz', '/metrics']);
+
+const newRequestId = () => `req_${randomBytes(12).toString('base64url')}`;
+
 export function buildApp(deps: AppDependencies): FastifyInstance {
+  const { timeouts } = deps;
+  // The request in progress on each connection: a client error on it is answered under its id, and not at all
+  // once its answer has begun.
+  const requests = new WeakMap<Socket, { id: string; response: ServerResponse }>();
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's own two lines per request are off: the onResponse hook below writes one.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     // Small for every route; task creation raises it to `maxBodyBytes` for itself.
     bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024,
-    genReqId: () => `req_${randomBytes(12).toString('base64url')}`,
-    return503OnClosing: true,
+    genReqId: newRequestId,
+    // No path parameter is refused for its length (Fastify's default answers 414 past 100 characters): the
+    // route answers, 404 for an id that does not exist. Node's header limit bounds the request line anyway.
+    routerOptions: { maxParamLength: 64 * 1024 },
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: createClientErrorHandler({
+      log: deps.logger,
+      newRequestId,
+      current: (socket) => {
+        const request = requests.get(socket);
+        if (!request || request.response.writableFinished) return undefined;
+        return { id: request.id, answering: request.response.headersSent };
+      },
+    }),
+    // The drain hook below answers instead, in the error shape; Fastify's own 503 has a body of its own.
+    return503OnClosing: false,
+    ...(timeouts
+      ? {
+          requestTimeout: timeouts.requestMs,
+          keepAliveTimeout: timeouts.keepAliveMs,
+          connectionTimeout: timeouts.idleMs,
+          http: {
+            headersTimeout: timeouts.headersMs,
+            requestTimeout: timeouts.requestMs,
+            // Node checks the headers and request timeouts on this interval, 30 s by default (a 10 s timeout
+            // would fire after up to 40): a tenth of the shorter keeps each within 10 % of its value.
+            connectionsCheckingInterval: Math.min(
+              30_000,
+              Math.max(50, Math.round(Math.min(timeouts.headersMs, timeouts.requestMs || Infinity) / 10)),
+            ),
+          },
+        }
+      : {}),
   }) as unknown as FastifyInstance;
+  registerBodyParsers(app, { bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024 });
 
   // One line per request. The path is logged without its query string: result links carry signatures.
   const logRequest = (request: FastifyRequest, reply: FastifyReply, closedEarly: boolean) =>
@@ -95,6 +150,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
     // onResponse runs only for answers sent to their end: one the client cut off (an event stream it stopped
     // reading, an abandoned download) gets its line here.
     reply.raw.once('close', () => {
@@ -111,6 +167,17 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       reply.elapsedTime / 1000,
     );
     logRequest(request, reply, false);
+  });
+  // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
+  // connection closed, so that the client retries on a fresh one, elsewhere.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(request.routeOptions.url ?? '')) return;
+    return sendError(
+      reply,
+      new ApiError('overloaded', 'The server is shutting down: send the request again.', {
+        headers: { 'retry-after': '1', connection: 'close' },
+      }),
+    );
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);
@@ -146,6 +213,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });
       }
       openApiRoutes(routes);
+      faviconRoutes(routes);
     }
   });
   return app;

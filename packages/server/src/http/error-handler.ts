@@ -1,9 +1,31 @@
 /** Every non-2xx answer has the body `{ error: { code, message, type, param?, request_id } }` (decisions.md §3). */
+import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { API_ERRORS, ApiError, type ApiErrorCode } from '../errors.js';
+import type { Logger } from 'pino';
+import {
+  API_ERRORS,
+  ApiError,
+  type ApiErrorCode,
+  CONNECTION_ERRORS,
+  type ConnectionErrorCode,
+} from '../errors.js';
 
 export interface ErrorBody {
   error: { code: ApiErrorCode; message: string; type: string; param?: string; request_id: string };
+}
+
+/** The body of an answer the server gives before routing (`CONNECTION_ERRORS`): the same shape. */
+export interface ConnectionErrorBody {
+  error: { code: ConnectionErrorCode; message: string; type: string; request_id: string };
+}
+
+function connectionErrorBody(
+  code: ConnectionErrorCode,
+  message: string,
+  requestId: string,
+): ConnectionErrorBody {
+  return { error: { code, message, type: CONNECTION_ERRORS[code].type, request_id: requestId } };
 }
 
 const FRAMEWORK_ERRORS: Record<string, ApiErrorCode> = {
@@ -15,6 +37,17 @@ const FRAMEWORK_ERRORS: Record<string, ApiErrorCode> = {
   FST_ERR_VALIDATION: 'invalid_parameter',
 };
 
+/** A body of a type the route does not read. */
+export function unsupportedMediaType(request: FastifyRequest): ApiError {
+  const consumes = request.routeOptions.schema?.consumes;
+  return Array.isArray(consumes) && consumes.includes('multipart/form-data')
+    ? new ApiError('unsupported_media_type', 'Send the file as multipart/form-data.', { param: 'file' })
+    : new ApiError(
+        'unsupported_media_type',
+        'Send the request body as JSON with Content-Type: application/json.',
+      );
+}
+
 /** `20 MB`, `64 KB`: body limits as the docs and settings give them. */
 function describeBytes(bytes: number): string {
   if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
@@ -25,9 +58,7 @@ function describeBytes(bytes: number): string {
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError | undefined {
   if (error instanceof ApiError) return error;
   const code = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
-  if (code === 'unsupported_media_type') {
-    return new ApiError(code, 'Send the request body as JSON with Content-Type: application/json.');
-  }
+  if (code === 'unsupported_media_type') return unsupportedMediaType(request);
   if (code === 'payload_too_large') {
     const limit = request.routeOptions.bodyLimit;
     return new ApiError(
@@ -64,6 +95,12 @@ export function errorHandler(
 ): FastifyReply {
   const known = toApiError(error, request);
   if (known) return sendError(reply, known);
+  if (error.code === 'ECONNRESET' && request.raw.socket.destroyed) {
+    // The body stopped arriving because the connection closed (the client left, or a timeout ended it):
+    // nothing failed here, and the answer reaches nobody.
+    request.log.info({ reason: error.message }, 'connection closed while the request was read');
+    return sendError(reply, new ApiError('invalid_json', 'The request body did not arrive.'));
+  }
   request.log.error({ err: error }, 'unhandled error');
   return sendError(reply, new ApiError('internal_error', 'The server failed to handle this request.'));
 }
@@ -73,4 +110,87 @@ export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): F
     reply,
     new ApiError('not_found', `No route for ${request.method} ${request.url.split('?')[0]}.`),
   );
+}
+
+/**
+ * Fastify's `frameworkErrors`: a path that is not valid percent-encoding (`/v1/tasks/%zz`), found before any
+ * route or hook runs, so the request id header is set here.
+ */
+export function frameworkErrorHandler(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  reply.header('x-request-id', request.id);
+  const path = request.url.split('?')[0] ?? '';
+  if (error.code === 'FST_ERR_BAD_URL') {
+    request.log.info({ method: request.method, status: 400 }, 'request with a malformed path');
+    const body = connectionErrorBody(
+      'malformed_request',
+      'The request path is not valid percent-encoded UTF-8.',
+      String(request.id),
+    );
+    void reply
+      .code(CONNECTION_ERRORS.malformed_request.status)
+      .type('application/json; charset=utf-8')
+      .send(body);
+    return;
+  }
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void sendError(reply, new ApiError('not_found', `No route for ${request.method} ${path.slice(0, 200)}.`));
+    return;
+  }
+  request.log.error({ err: error }, 'unhandled framework error');
+  void sendError(reply, new ApiError('internal_error', 'The server failed to handle this request.'));
+}
+
+const CLIENT_ERRORS: Record<string, { code: ConnectionErrorCode; message: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    code: 'request_timeout',
+    message: 'The request did not arrive in time: send its headers and body without pausing.',
+  },
+  HPE_HEADER_OVERFLOW: {
+    code: 'headers_too_large',
+    message: `The request line and headers are larger than this server accepts (${maxHeaderSize / 1024} KB).`,
+  },
+};
+
+/**
+ * The HTTP server's `clientError`: a request Node's parser refused or that did not arrive in time. There is
+ * no request or reply object, so the answer, in the error shape with a request id of its own, is written to
+ * the socket, unless an answer to the request has begun (writing then would corrupt it).
+ */
+export function createClientErrorHandler(deps: {
+  log: Logger;
+  newRequestId: () => string;
+  /** The request this connection is on, once its headers were read, until its answer ends. */
+  current: (socket: Socket) => { readonly id: string; readonly answering: boolean } | undefined;
+}): (error: Error & { code?: string }, socket: Socket) => void {
+  return (error, socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
+    const { code, message } = known ?? {
+      code: 'malformed_request' as const,
+      message: 'The request is not valid HTTP/1.1.',
+    };
+    const status = CONNECTION_ERRORS[code].status;
+    const current = deps.current(socket);
+    const requestId = current?.id ?? deps.newRequestId();
+    deps.log.info({ request_id: requestId, status, reason: error.code ?? error.message }, 'request refused');
+    if (!socket.writable || current?.answering) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify(connectionErrorBody(code, message, requestId));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+        `content-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${requestId}\r\n` +
+        'connection: close\r\n\r\n' +
+        body,
+    );
+    // end() only half-closes; a client that never stops sending would hold the socket open.
+    socket.once('finish', () => socket.destroy());
+  };
 }

@@ -156,6 +156,11 @@ export function openApiRoutes(app: FastifyInstance): void {
       withDefaultFonts: false,
       telemetry: false,
       mcp: { disabled: true },
+      // Scalar's hosted services, which the viewer offers on localhost by default: its AI agent ("Ask AI")
+      // and the developer tools' toolbar ("Share" uploads the document to Scalar, "Deploy" advertises its
+      // hosting). Neither belongs on the reference of a self-hosted service.
+      agent: { disabled: true },
+      showDeveloperTools: 'never',
     },
   });
 }

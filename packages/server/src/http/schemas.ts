@@ -153,7 +153,9 @@ export const FileSchema = Type.Object(
       description: 'What the content is, recognised from the bytes.',
     }),
     content_type: Type.String(),
-    filename: Type.String(),
+    filename: Type.String({
+      description: 'The name the client sent, without control characters, at most 255 characters.',
+    }),
     bytes: Type.Integer({ minimum: 1 }),
     created_at: Type.Integer({ description: 'Unix seconds.' }),
     url: Type.String({

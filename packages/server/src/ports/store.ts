@@ -9,6 +9,7 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
+import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
@@ -266,6 +267,11 @@ export interface Store {
   renewLease(claim: Claim, leaseMs: number): Promise<boolean>;
   /** Raises progress (never lowers it); false when the claim is no longer current. */
   reportProgress(claim: Claim, progress: number): Promise<boolean>;
+  /**
+   * Stores the ratio an `adaptive` task resolved to in its params, so the task echoes it; false when the claim is
+   * no longer current.
+   */
+  recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

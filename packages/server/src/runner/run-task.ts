@@ -30,6 +30,11 @@ export interface RunTaskDependencies {
   readonly taskTimeoutMs: number;
   readonly assetMaxBytes: number;
   readonly assetTimeoutMs: number;
+  /**
+   * The process's scratch folder (scratch-space.ts), where each run makes its own; the OS temp directory when
+   * absent.
+   */
+  readonly scratchDir?: string;
   /** Called after this process changed a task's status (a callback may be queued). */
   readonly onStatusChange?: () => void;
   readonly metrics?: Metrics;
@@ -109,7 +114,7 @@ async function execute(
     const model = getModel(task.model);
     const engine = deps.engines.engineFor(task.model);
     if (!engine) throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
-    workDir = await mkdtemp(join(tmpdir(), 'videogen-'));
+    workDir = await mkdtemp(join(deps.scratchDir ?? tmpdir(), 'task-'));
     log.info({ model: task.model, engine: engine.name }, 'task started');
 
     const assets = await downloadAssets(
@@ -123,13 +128,20 @@ async function execute(
       },
       signal,
     );
-    progress.update('assets', 1);
     const firstVisual = assets.images[0] ?? assets.videos[0];
     const dimensions =
       firstVisual?.width && firstVisual.height
         ? { width: firstVisual.width, height: firstVisual.height }
         : undefined;
-    const frame = frameSize(task.params.quality, resolveAspectRatio(task.params.aspect_ratio, dimensions));
+    const ratio = resolveAspectRatio(task.params.aspect_ratio, dimensions);
+    if (task.params.aspect_ratio !== ratio) {
+      // Only what the task echoes: the render goes on with the frame whether or not this is stored.
+      await deps.store.recordAspectRatio(claim, ratio).catch((error: unknown) => {
+        log.warn({ err: error }, 'could not store the resolved aspect ratio');
+      });
+    }
+    progress.update('assets', 1);
+    const frame = frameSize(task.params.quality, ratio);
     const outputPath = join(workDir, 'output.mp4');
 
     await engine.render(

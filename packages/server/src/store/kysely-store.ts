@@ -9,6 +9,7 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
+import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type {
@@ -70,6 +71,7 @@ import { listSignInFailures } from './operations/list-sign-in-failures.js';
 import { listTasks } from './operations/list-tasks.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
+import { recordAspectRatio } from './operations/record-aspect-ratio.js';
 import { recordSignInFailure } from './operations/record-sign-in-failure.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
@@ -250,6 +252,10 @@ export abstract class KyselyStore implements Store {
 
   reportProgress(claim: Claim, progress: number): Promise<boolean> {
     return reportProgress(this.db, claim, progress, this.now());
+  }
+
+  recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean> {
+    return recordAspectRatio(this.db, claim, ratio, this.now());
   }
 
   completeTask(claim: Claim, resultKey: string): Promise<boolean> {

@@ -115,6 +115,10 @@ export interface TestVideoOptions {
   readonly fps?: number;
   /** A flat colour (an ffmpeg colour name or 0xRRGGBB) instead of the `testsrc` pattern. */
   readonly colour?: string;
+  /** yuv420p unless given; yuv444p allows odd sizes. */
+  readonly pixelFormat?: string;
+  /** Width of a pixel over its height, for anamorphic video. */
+  readonly sampleAspectRatio?: number;
 }
 
 /** Writes a short H.264 MP4 at `path` from ffmpeg's lavfi `testsrc` (or a flat colour). */
@@ -123,9 +127,11 @@ export async function writeTestVideo(path: string, options: TestVideoOptions = {
   const source = options.colour
     ? `color=c=${options.colour}:size=${width}x${height}:rate=${fps}:duration=${seconds}`
     : `testsrc=size=${width}x${height}:rate=${fps}:duration=${seconds}`;
+  const { pixelFormat = 'yuv420p', sampleAspectRatio } = options;
   await run(ffmpegPath(), [
     ...['-v', 'error', '-nostdin', '-y', '-f', 'lavfi', '-i', source],
-    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', path],
+    ...(sampleAspectRatio ? ['-vf', `setsar=${sampleAspectRatio}`] : []),
+    ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', pixelFormat, path],
   ]);
 }
 

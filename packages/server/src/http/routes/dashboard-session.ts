@@ -7,7 +7,7 @@ import { ApiError } from '../../errors.js';
 import type { DashboardSession, Store } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
-import { clearSessionCookie, setSessionCookie } from '../session-cookie.js';
+import { clearSessionCookie, sessionToken, setSessionCookie } from '../session-cookie.js';
 
 const EnvironmentSchema = Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env)));
 
@@ -17,6 +17,12 @@ const SessionSchema = Type.Object({
   csrf_token: Type.String({ description: 'Send it as `X-CSRF-Token` with every state-changing request.' }),
 });
 type SessionBody = Static<typeof SessionSchema>;
+
+const SessionStatusSchema = Type.Union([
+  Type.Object({ signed_in: Type.Literal(false) }),
+  Type.Object({ signed_in: Type.Literal(true), ...SessionSchema.properties }),
+]);
+type SessionStatusBody = Static<typeof SessionStatusSchema>;
 
 const SignInSchema = Type.Object(
   {
@@ -38,14 +44,21 @@ export function dashboardSessionRoutes(
     secureCookies: boolean;
   },
 ) {
-  async function describe(session: DashboardSession): Promise<SessionBody> {
+  /** The session's body; undefined when its account no longer has an owner. */
+  async function body(session: DashboardSession): Promise<SessionBody | undefined> {
     const account = await deps.store.getAccount(session.accountId);
-    if (!account?.email) throw new ApiError('not_signed_in', 'Sign in to the dashboard first.');
+    if (!account?.email) return undefined;
     return {
       account: { id: account.id, email: account.email },
       environment: session.environment,
       csrf_token: session.csrfToken,
     };
+  }
+
+  async function describe(session: DashboardSession): Promise<SessionBody> {
+    const described = await body(session);
+    if (!described) throw new ApiError('not_signed_in', 'Sign in to the dashboard first.');
+    return described;
   }
 
   app.post<{ Body: Static<typeof SignInSchema> }>(
@@ -107,6 +120,29 @@ export function dashboardSessionRoutes(
       },
     },
     async (request) => describe(signedInSession(request)),
+  );
+
+  // The page asks this on load instead of GET /dashboard/api/session, whose 401 for a signed-out visitor every
+  // browser logs as an error in its console.
+  app.get(
+    '/dashboard/api/session/status',
+    {
+      schema: {
+        summary: 'Whether the dashboard is signed in',
+        description:
+          'Answers `200` with or without a session: `{"signed_in": false}` without a live `videogen_session` ' +
+          'cookie, otherwise `signed_in: true` and the session as `GET /dashboard/api/session` answers it.',
+        operationId: 'getSessionStatus',
+        tags: ['Dashboard'],
+        response: { 200: SessionStatusSchema, ...errorResponses('internal_error') },
+      },
+    },
+    async (request): Promise<SessionStatusBody> => {
+      const token = sessionToken(request);
+      const session = token ? await deps.sessions.find(token) : undefined;
+      const described = session && (await body(session));
+      return described ? { signed_in: true, ...described } : { signed_in: false };
+    },
   );
 
   app.put<{ Body: { environment: Environment } }>(

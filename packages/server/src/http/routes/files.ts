@@ -12,6 +12,18 @@ import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, FileSchema } fr
 
 const FileIdParams = Type.Object({ file_id: Type.String({ description: 'The id of the file.' }) });
 
+/** What the multipart parser refused, before any file began: the client's request, so a 400 naming `file`. */
+function malformedForm(error: unknown): ApiError {
+  const code = error instanceof Error && 'code' in error ? error.code : undefined;
+  const message =
+    code === 'FST_FIELDS_LIMIT'
+      ? 'The part named file is a plain field: send it as a file, with a filename (curl -F file=@photo.png).'
+      : code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT'
+        ? 'Send one part, the file.'
+        : `The body is not valid multipart/form-data: ${error instanceof Error ? error.message : String(error)}.`;
+  return new ApiError('invalid_parameter', message, { param: 'file' });
+}
+
 export function fileRoutes(
   app: FastifyInstance,
   deps: { files: FileService; authenticate: preHandlerAsyncHookHandler },
@@ -40,6 +52,7 @@ export function fileRoutes(
             200: Type.Ref(FileSchema),
             ...errorResponses(
               ...AUTHENTICATED_ERRORS,
+              'missing_parameter',
               'invalid_parameter',
               'payload_too_large',
               'unsupported_media_type',
@@ -54,7 +67,9 @@ export function fileRoutes(
             param: 'file',
           });
         }
-        const part = await request.file();
+        const part = await request.file().catch((error: unknown) => {
+          throw error instanceof ApiError ? error : malformedForm(error);
+        });
         if (!part) throw new ApiError('missing_parameter', 'The file part is missing.', { param: 'file' });
         return deps.files.upload(principalOf(request), {
           stream: part.file,
