@@ -104,9 +104,13 @@ export interface OpenedEngines {
   readonly router: EngineRouter;
 }
 
+/** The engines file `VIDEOGEN_ENGINES_FILE`, checked, or all six model IDs to the local engine. */
+export function loadEnginesConfig(config: Pick<Config, 'enginesFile'>): EnginesConfig {
+  return config.enginesFile ? loadEnginesFile(config.enginesFile) : defaultEnginesConfig();
+}
+
 /** The engines of `VIDEOGEN_ENGINES_FILE`, or the local engine for all six model IDs. */
-export function openEngines(config: Pick<Config, 'enginesFile'>): OpenedEngines {
-  const enginesConfig = config.enginesFile ? loadEnginesFile(config.enginesFile) : defaultEnginesConfig();
+export function openEngines(enginesConfig: EnginesConfig): OpenedEngines {
   const engines = createEngines(enginesConfig);
   return { config: enginesConfig, engines, router: routeEngines(enginesConfig, engines) };
 }

@@ -17,6 +17,8 @@ export const API_ERRORS = {
   invalid_parameter: { status: 400, type: 'invalid_request_error' },
   unknown_parameter: { status: 400, type: 'invalid_request_error' },
   model_not_found: { status: 400, type: 'invalid_request_error' },
+  /** The engine that renders the model cannot take an input the request has (audio for a model without). */
+  input_not_supported: { status: 400, type: 'invalid_request_error' },
   missing_api_key: { status: 401, type: 'authentication_error' },
   invalid_api_key: { status: 401, type: 'authentication_error' },
   invalid_credentials: { status: 401, type: 'authentication_error' },
@@ -31,6 +33,8 @@ export const API_ERRORS = {
   task_not_cancellable: { status: 409, type: 'conflict_error' },
   task_not_deletable: { status: 409, type: 'conflict_error' },
   callback_not_configured: { status: 409, type: 'conflict_error' },
+  /** A conditional GET of one of the dashboard's files (`If-Match`, `If-Unmodified-Since`) that does not hold. */
+  precondition_failed: { status: 412, type: 'invalid_request_error' },
   payload_too_large: { status: 413, type: 'invalid_request_error' },
   unsupported_media_type: { status: 415, type: 'invalid_request_error' },
   range_not_satisfiable: { status: 416, type: 'invalid_request_error' },
@@ -40,6 +44,20 @@ export const API_ERRORS = {
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
+
+/**
+ * What the HTTP server answers on its own to a request it cannot read: Node's parser refused it, its path is
+ * not valid percent-encoding, or it did not arrive in time. These are answered before any route sees the
+ * request (most are written straight to the socket), so no route documents them and they stay out of
+ * `ApiErrorCode`, the routes' catalogue that the OpenAPI document and the SDK mirror. Same body shape.
+ */
+export const CONNECTION_ERRORS = {
+  malformed_request: { status: 400, type: 'invalid_request_error' },
+  request_timeout: { status: 408, type: 'invalid_request_error' },
+  headers_too_large: { status: 431, type: 'invalid_request_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+
+export type ConnectionErrorCode = keyof typeof CONNECTION_ERRORS;
 
 export class ApiError extends Error {
   readonly code: ApiErrorCode;
@@ -74,6 +92,8 @@ export const TASK_ERROR_CODES = [
   'upstream_error',
   /** The model server could not be reached, or kept answering 429/5xx, within the task's time limit. */
   'upstream_unavailable',
+  /** The model's provider refused the request's content or inputs (a content policy); not retried. */
+  'upstream_refused',
   'timeout',
   'worker_lost',
   'internal_error',

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
   checkStorage,
+  loadEnginesConfig,
   openEngines,
   openResultUrls,
   openStorage,
@@ -16,14 +17,17 @@ import {
 } from './adapters.js';
 import type { Config } from './config.js';
 import { DashboardSessions } from './dashboard-sessions.js';
+import { routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
+import { securePrivateFiles } from './private-files.js';
 import { ResultLinks } from './result-links.js';
 import { RetentionSweeper } from './retention.js';
 import { WorkerPool } from './runner/worker-pool.js';
+import { ScratchSpace } from './scratch-space.js';
 import { TaskService } from './task-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 
@@ -43,10 +47,16 @@ export interface Service {
 export async function startService(config: Config, logger: Logger): Promise<Service> {
   const servesApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api' && config.workerConcurrency > 0;
-  // Before anything is opened: a mistake in the engines file stops the start with its own message.
-  const engines = runsWorkers ? openEngines(config) : undefined;
+  // Before anything is opened: a mistake in the engines file stops the start with its own message. API
+  // processes read it too, to refuse at creation what the routed engine cannot take.
+  const enginesConfig = loadEnginesConfig(config);
+  const engines = runsWorkers ? openEngines(enginesConfig) : undefined;
   const onStoreError = (error: unknown) =>
     logger.warn({ err: error }, 'store connection error; reconnecting');
+  await securePrivateFiles(config, (message) => logger.warn(message));
+  const scratch = await ScratchSpace.open({
+    onRemoved: (path) => logger.info({ path }, 'removed the temporary files of a process that is gone'),
+  });
   const store = openStore(config.databaseUrl, { schema: config.databaseSchema, onError: onStoreError });
   await store.migrate();
   // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
@@ -83,11 +93,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       storage,
       maxBytes: config.assetMaxBytes,
       publicUrl: () => publicUrl,
+      tempDir: scratch.path,
     });
     const tasks = new TaskService({
       store,
       resultUrl,
-      assets: { storage, maxBytes: config.assetMaxBytes },
+      assets: { storage, maxBytes: config.assetMaxBytes, tempDir: scratch.path },
       resolveUploads: (scope, params) => files.resolveUploads(scope, params),
       maxQueuedTasks: config.maxQueuedTasks,
       onCreated: (task) => {
@@ -96,6 +107,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       },
       onDeliveryQueued: () => void signal.notify('deliveries'),
       onCancelled: () => void signal.notify('cancellations'),
+      checkInputs: routedInputCheck(enginesConfig),
     });
     const dashboard = {
       sessions: new DashboardSessions(store),
@@ -119,6 +131,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
         taskTimeoutMs: config.taskTimeoutMs,
         assetMaxBytes: config.assetMaxBytes,
         assetTimeoutMs: config.assetTimeoutMs,
+        scratchDir: scratch.path,
         onStatusChange: () => void signal.notify('deliveries'),
         metrics,
       })
@@ -131,6 +144,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
     logger,
     maxBodyBytes: config.maxBodyBytes,
     maxOtherBodyBytes: config.maxOtherBodyBytes,
+    timeouts: config.httpTimeouts,
     rateLimit: { perMinute: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs },
     isDraining: () => draining,
     ...(api ? { api } : {}),
@@ -186,6 +200,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       await signal.close();
       await dispatcher.close();
       await store.close();
+      await scratch.close();
     },
   };
 }

@@ -10,6 +10,7 @@ import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '.
 import { newTaskId } from './domain/identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
 import { encodeCursor, type TaskListQuery } from './domain/task-list-query.js';
+import type { InputCheck } from './engines/routed-inputs.js';
 import { ApiError } from './errors.js';
 import type { Storage } from './ports/storage.js';
 import type { NewTask, Store } from './ports/store.js';
@@ -35,18 +36,22 @@ export const OVERLOADED_RETRY_AFTER_SECONDS = 30;
 export class TaskService {
   readonly #store: Store;
   readonly #resultUrl: ResultUrl;
-  readonly #assets: { storage: Storage; maxBytes: number } | undefined;
+  readonly #assets: { storage: Storage; maxBytes: number; tempDir?: string } | undefined;
   readonly #maxQueuedTasks: number;
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
   readonly #onCancelled: (task: TaskRecord) => void;
   readonly #resolveUploads: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
+  readonly #checkInputs: InputCheck;
 
   constructor(options: {
     store: Store;
     resultUrl: ResultUrl;
-    /** Where inline (`data:`) assets are moved at creation; kept inline in the task when absent. */
-    assets?: { storage: Storage; maxBytes: number };
+    /**
+     * Where inline (`data:`) assets are moved at creation, through files in `tempDir` (the OS temp directory
+     * when absent); kept inline in the task when absent.
+     */
+    assets?: { storage: Storage; maxBytes: number; tempDir?: string };
     /** Creation answers 503 `overloaded` while this many tasks are pending; 0 or absent: no cap. */
     maxQueuedTasks?: number;
     onCreated?: (task: TaskRecord) => void;
@@ -55,6 +60,8 @@ export class TaskService {
     resolveUploads?: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
     /** A task was cancelled: its worker, in this process or another, should stop it. */
     onCancelled?: (task: TaskRecord) => void;
+    /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts). */
+    checkInputs?: InputCheck;
   }) {
     this.#store = options.store;
     this.#resultUrl = options.resultUrl;
@@ -64,6 +71,7 @@ export class TaskService {
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
     this.#onCancelled = options.onCancelled ?? (() => {});
     this.#resolveUploads = options.resolveUploads ?? (async (_scope, params) => params);
+    this.#checkInputs = options.checkInputs ?? (() => undefined);
   }
 
   async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
@@ -105,11 +113,14 @@ export class TaskService {
   /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
   async #newTask(scope: TaskScope, body: unknown): Promise<NewTask> {
     const { model, params: requested } = parseGenerationRequest(body);
+    const unsupported = this.#checkInputs(model, requested);
+    if (unsupported)
+      throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });
     const params = await this.#resolveUploads(scope, requested);
     await this.#checkQueueRoom();
     const id = newTaskId();
     const stored = this.#assets
-      ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes)
+      ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes, this.#assets.tempDir)
       : params;
     return { ...scope, id, model: model.id, params: stored };
   }

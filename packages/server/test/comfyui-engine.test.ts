@@ -1,22 +1,23 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { WebSocketServer, type WebSocket as WsSocket } from 'ws';
+import { FormData, request } from 'undici';
+import { WebSocket } from 'ws';
 import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
 import type { ComfyUiOptions } from '../src/engines/comfyui/comfyui-options.js';
 import { SamplingProgress } from '../src/engines/comfyui/sampling-progress.js';
-import { WorkflowTemplate } from '../src/engines/comfyui/workflow-template.js';
+import { type Workflow, WorkflowTemplate } from '../src/engines/comfyui/workflow-template.js';
 import { TaskFailure } from '../src/errors.js';
 import { RunStopped } from '../src/runner/run-task.js';
-import { writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
+import { FakeComfyUi } from './fakes/comfyui-server.js';
+import { writeTestImage } from './helpers/media-fixtures.js';
+import { mp4Facts } from './helpers/mp4-facts.js';
 import {
   assertContractVideo,
   assertProgressRisesToOne,
@@ -25,277 +26,16 @@ import {
 } from './helpers/render-jobs.js';
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
+/** Wan 2.2 14B text-to-video (two KSamplerAdvanced), saved by VideoHelperSuite's VHS_VideoCombine. */
 const TEXT_WORKFLOW = 'comfyui-text-workflow.json';
+/** LTX-Video first and last frame (LTXVImgToVideo + LTXVAddGuide), saved by core SaveVideo. */
 const IMAGE_WORKFLOW = 'comfyui-image-workflow.json';
+/** LTX-Video text-to-video (EmptyLTXVLatentVideo, SamplerCustom, CreateVideo, SaveVideo). */
+const LTXV_WORKFLOW = 'comfyui-ltxv-text-workflow.json';
 const API_KEY = 'sk-comfy-very-secret-key';
+const WAN_HIGH_NOISE = 'wan2.2_t2v_high_noise_14B_fp8_scaled.safetensors';
 
 type Json = Record<string, unknown>;
-/** `vanish`: the prompt is accepted, then dropped from the queue without running (deleted by someone). */
-type Behaviour = 'success' | 'execution_error' | 'refuse' | 'hang' | 'vanish';
-
-interface QueuedPrompt {
-  readonly id: string;
-  readonly clientId: string;
-  readonly workflow: Record<string, { class_type: string; inputs: Json }>;
-}
-
-/** A fake ComfyUI from its public API: uploads, /prompt, the websocket, /history, /view, /interrupt, /queue. */
-class FakeComfyUi {
-  readonly server: Server;
-  readonly sockets = new WebSocketServer({ noServer: true });
-  readonly clients = new Map<string, WsSocket>();
-  readonly uploads = new Map<string, Buffer>();
-  readonly prompts: QueuedPrompt[] = [];
-  readonly history = new Map<string, Json>();
-  /** Prompts queued or running, as `GET /queue` lists them. */
-  readonly queued = new Set<string>();
-  readonly interrupts: Json[] = [];
-  readonly queueCalls: Json[] = [];
-  readonly authorizations: (string | undefined)[] = [];
-  readonly socketAuthorizations: (string | undefined)[] = [];
-  behaviour: Behaviour = 'success';
-  refuseSockets = false;
-  /** Closes the prompt's websocket after the first sampler. */
-  dropSockets = false;
-  /** Answers 401 to calls without this bearer token, as an authenticating proxy would. */
-  requiredKey: string | undefined;
-  /** How long `/prompt` takes to answer. */
-  queueDelayMs = 0;
-  /** Where the uploaded files go, as ComfyUI's `/upload/image` says it. */
-  uploadSubfolder = '';
-  videoPath = '';
-  #interrupted: (() => void) | undefined;
-
-  constructor() {
-    this.server = createServer((req, res) => {
-      this.#handle(req, res).catch((error: unknown) => {
-        res.statusCode = 500;
-        res.end(String(error));
-      });
-    });
-    this.server.on('upgrade', (req, socket, head) => {
-      const url = new URL(req.url ?? '/', 'http://comfy.test');
-      const unauthorized = this.requiredKey && req.headers.authorization !== `Bearer ${this.requiredKey}`;
-      if (url.pathname !== '/ws' || this.refuseSockets || unauthorized) {
-        socket.end('HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
-        return;
-      }
-      this.socketAuthorizations.push(req.headers.authorization);
-      this.sockets.handleUpgrade(req, socket, head, (ws) => {
-        const sid = url.searchParams.get('clientId') ?? randomUUID();
-        this.clients.set(sid, ws);
-        ws.send(
-          JSON.stringify({ type: 'status', data: { status: { exec_info: { queue_remaining: 0 } }, sid } }),
-        );
-        // A binary preview frame, as samplers with previews send.
-        ws.send(Buffer.from([0, 0, 0, 1, 0xff, 0xd8, 0xff]));
-      });
-    });
-  }
-
-  get baseUrl(): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
-  }
-
-  reset(): void {
-    this.behaviour = 'success';
-    this.refuseSockets = false;
-    this.dropSockets = false;
-    this.queueDelayMs = 0;
-    this.requiredKey = undefined;
-    this.uploadSubfolder = '';
-    this.uploads.clear();
-    this.prompts.length = 0;
-    this.interrupts.length = 0;
-    this.queueCalls.length = 0;
-    this.authorizations.length = 0;
-    this.socketAuthorizations.length = 0;
-  }
-
-  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://comfy.test');
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
-    this.authorizations.push(req.headers.authorization);
-    const json = (status: number, value: unknown): void => {
-      res.writeHead(status, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(value));
-    };
-    const route = `${req.method} ${url.pathname}`;
-    if (this.requiredKey && req.headers.authorization !== `Bearer ${this.requiredKey}`) {
-      res.writeHead(401, { 'content-type': 'text/plain' });
-      res.end('401 Unauthorized');
-      return;
-    }
-    if (route === 'GET /system_stats') return json(200, { system: { os: 'posix' }, devices: [] });
-    if (route === 'POST /upload/image') {
-      const form = await new Response(body, {
-        headers: { 'content-type': req.headers['content-type'] ?? '' },
-      }).formData();
-      const image = form.get('image');
-      assert.ok(image && typeof image !== 'string', 'the upload has an image file');
-      assert.equal(form.get('overwrite'), 'true');
-      assert.equal(form.get('type'), 'input');
-      const stored = this.uploadSubfolder ? `${this.uploadSubfolder}/${image.name}` : image.name;
-      this.uploads.set(stored, Buffer.from(await image.arrayBuffer()));
-      return json(200, { name: image.name, subfolder: this.uploadSubfolder, type: 'input' });
-    }
-    if (route === 'POST /prompt') await delay(this.queueDelayMs);
-    if (route === 'POST /prompt') return this.#queue(JSON.parse(body.toString()) as Json, json);
-    const historyMatch = /^\/history\/(.+)$/.exec(url.pathname);
-    if (req.method === 'GET' && historyMatch) {
-      const id = decodeURIComponent(historyMatch[1] ?? '');
-      const entry = this.history.get(id);
-      return json(200, entry ? { [id]: entry } : {});
-    }
-    if (route === 'GET /view') {
-      const { filename, subfolder, type } = Object.fromEntries(url.searchParams);
-      if (filename !== 'videogen_00001.mp4' || subfolder !== 'videos' || type !== 'output') {
-        return json(404, { error: 'not found' });
-      }
-      res.writeHead(200, { 'content-type': 'video/mp4' });
-      res.end(await readFile(this.videoPath));
-      return;
-    }
-    if (route === 'POST /interrupt') {
-      this.interrupts.push(body.length > 0 ? (JSON.parse(body.toString()) as Json) : {});
-      this.#interrupted?.();
-      res.end();
-      return;
-    }
-    if (route === 'GET /queue') {
-      const items = [...this.queued].map((id, i) => [i, id, {}, {}, []]);
-      return json(200, { queue_running: items.slice(0, 1), queue_pending: items.slice(1) });
-    }
-    if (route === 'POST /queue') {
-      this.queueCalls.push(JSON.parse(body.toString()) as Json);
-      res.end();
-      return;
-    }
-    json(404, { error: `no route ${route}` });
-  }
-
-  #queue(request: Json, json: (status: number, value: unknown) => void): void {
-    const workflow = request.prompt as QueuedPrompt['workflow'];
-    const text = JSON.stringify(workflow);
-    assert.ok(!text.includes('{{'), `every placeholder was filled: ${text}`);
-    for (const node of Object.values(workflow)) {
-      if ('noise_seed' in node.inputs)
-        assert.equal(typeof node.inputs.noise_seed, 'number', 'the seed is a number');
-    }
-    if (this.behaviour === 'refuse') {
-      json(400, {
-        error: {
-          type: 'prompt_outputs_failed_validation',
-          message: 'Prompt outputs failed validation',
-          details: '',
-          extra_info: {},
-        },
-        node_errors: {
-          '1': {
-            errors: [
-              {
-                type: 'value_not_in_list',
-                message: 'Value not in list',
-                details: "ckpt_name: 'wan2.2_t2v_14B_fp8.safetensors' not in ['sd15.safetensors']",
-                extra_info: {},
-              },
-            ],
-            dependent_outputs: ['9', '12'],
-            class_type: 'CheckpointLoaderSimple',
-          },
-        },
-      });
-      return;
-    }
-    const prompt: QueuedPrompt = { id: randomUUID(), clientId: String(request.client_id), workflow };
-    this.prompts.push(prompt);
-    json(200, { prompt_id: prompt.id, number: this.prompts.length, node_errors: {} });
-    if (this.behaviour === 'vanish') return;
-    this.queued.add(prompt.id);
-    void this.#run(prompt);
-  }
-
-  /** Runs a prompt: two sampler nodes of four steps each, reported over the prompt's client's socket. */
-  async #run(prompt: QueuedPrompt): Promise<void> {
-    const prompt_id = prompt.id;
-    const send = (type: string, data: Json): void => {
-      this.clients.get(prompt.clientId)?.send(JSON.stringify({ type, data: { ...data, prompt_id } }));
-    };
-    const finish = (status: Json, outputs: Json): void => {
-      this.queued.delete(prompt_id);
-      this.history.set(prompt_id, { prompt: [1, prompt_id, prompt.workflow, {}, []], outputs, status });
-      send('executing', { node: null });
-    };
-    send('execution_start', { timestamp: Date.now() });
-    send('execution_cached', { nodes: [] });
-    for (const node of ['5', '6']) {
-      send('executing', { node, display_node: node });
-      for (let value = 1; value <= 4; value++) {
-        send('progress', { value, max: 4, node });
-        await delay(5);
-      }
-      if (this.dropSockets) this.clients.get(prompt.clientId)?.terminate();
-      if (this.behaviour === 'hang') {
-        await new Promise<void>((resolve) => {
-          this.#interrupted = resolve;
-        });
-        const data = { node_id: node, node_type: 'KSamplerAdvanced', executed: [] };
-        send('execution_interrupted', data);
-        return finish(
-          {
-            status_str: 'error',
-            completed: false,
-            messages: [['execution_interrupted', { ...data, prompt_id }]],
-          },
-          {},
-        );
-      }
-      if (this.behaviour === 'execution_error' && node === '6') {
-        const data = {
-          node_id: '6',
-          node_type: 'KSamplerAdvanced',
-          executed: ['1', '2', '3', '4', '5'],
-          exception_message: 'Allocation on device 0 would exceed allowed memory. (out of memory)',
-          exception_type: 'torch.OutOfMemoryError',
-          traceback: ['...'],
-          current_inputs: {},
-          current_outputs: {},
-        };
-        send('execution_error', data);
-        return finish(
-          { status_str: 'error', completed: false, messages: [['execution_error', { ...data, prompt_id }]] },
-          {},
-        );
-      }
-    }
-    const outputs = {
-      '9': { images: [{ filename: 'videogen-preview_00001_.png', subfolder: '', type: 'output' }] },
-      '12': {
-        gifs: [
-          {
-            filename: 'videogen_00001.mp4',
-            subfolder: 'videos',
-            type: 'output',
-            format: 'video/h264-mp4',
-            frame_rate: 24,
-          },
-        ],
-      },
-    };
-    send('executed', { node: '12', display_node: '12', output: outputs['12'] });
-    send('execution_success', { timestamp: Date.now() });
-    finish({ status_str: 'success', completed: true, messages: [] }, outputs);
-  }
-
-  async close(): Promise<void> {
-    for (const ws of this.clients.values()) ws.terminate();
-    this.sockets.close();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 let dir: string;
 let comfy: FakeComfyUi;
@@ -334,18 +74,87 @@ function failure(code: TaskFailure['code'], pattern: RegExp) {
   };
 }
 
+/** A direct HTTP call to the fake ComfyUI. */
+async function call(
+  method: 'GET' | 'POST',
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; text: string; json: () => Json }> {
+  const response = await request(`${comfy.baseUrl}${path}`, {
+    method,
+    headers,
+    body:
+      body === undefined || typeof body === 'string' || body instanceof FormData
+        ? body
+        : JSON.stringify(body),
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, text, json: () => JSON.parse(text) as Json };
+}
+
+/** A fixture workflow with its placeholders filled as the engine fills them for a 480p 16:9, 2 s job. */
+function filledWorkflow(file: string): Record<string, Json> {
+  const template = WorkflowTemplate.load(join(FIXTURES, file));
+  const filled: Workflow = template.fill(
+    new Map<string, string | number>(
+      Object.entries({
+        prompt: 'a lighthouse at dusk',
+        negative_prompt: '',
+        seed: 7,
+        width: 854,
+        height: 480,
+        fps: 24,
+        duration: 2,
+        frames: 48,
+        length: 48,
+        frames_plus_one: 49,
+      }),
+    ),
+  );
+  return structuredClone(filled) as unknown as Record<string, Json>;
+}
+
+/** What the fake ComfyUI's save nodes wrote: node, size, frames, fps (file names below, counters go on). */
+function savedShapes(): Json[] {
+  return comfy.savedVideos.map(({ node, width, height, frames, fps }) => ({
+    node,
+    width,
+    height,
+    frames,
+    fps,
+  }));
+}
+
+function inputsOf(workflow: Record<string, Json>, id: string): Json {
+  return workflow[id]?.inputs as Json;
+}
+
+/** The LTX-Video text-to-video fixture, filled. */
+function ltxvPrompt(): Record<string, Json> {
+  return filledWorkflow(LTXV_WORKFLOW);
+}
+
+interface NodeErrors {
+  readonly errors: Json[];
+  readonly dependent_outputs: string[];
+  readonly class_type: string;
+}
+
+/** POSTs a prompt the fake must refuse with 400; resolves with its answer. */
+async function refusal(prompt: unknown): Promise<Json> {
+  const answer = await call('POST', '/prompt', { prompt, client_id: 'test' });
+  assert.equal(answer.status, 400, answer.text);
+  return answer.json();
+}
+
 describe('comfyui engine', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'videogen-comfyui-'));
-    comfy = new FakeComfyUi();
-    comfy.server.listen(0, '127.0.0.1');
-    await once(comfy.server, 'listening');
-    // 30 fps, a 4:3 frame and half the duration: the engine's conform step has work to do.
-    comfy.videoPath = join(dir, 'comfy-output.mp4');
+    comfy = await FakeComfyUi.start();
     images.red = join(dir, 'red.png');
     images.blue = join(dir, 'blue.jpg');
     await Promise.all([
-      writeTestVideo(comfy.videoPath, { width: 320, height: 240, seconds: 1, fps: 30 }),
       writeTestImage(images.red, { width: 320, height: 180, colour: [220, 30, 40] }),
       writeTestImage(images.blue, { width: 320, height: 180, colour: [30, 60, 220] }),
     ]);
@@ -359,6 +168,9 @@ describe('comfyui engine', () => {
   beforeEach(() => comfy.reset());
 
   it('runs a text workflow: placeholders filled, progress over both samplers, the video conformed', async () => {
+    // Behind an authenticating proxy (ComfyUI has no auth of its own), with latent previews on.
+    comfy.proxy.bearer = API_KEY;
+    comfy.previews = true;
     const job = comfyJob();
     const ctx = renderContext();
     await engine({ api_key: API_KEY }).render(job, ctx);
@@ -377,6 +189,9 @@ describe('comfyui engine', () => {
     assert.deepEqual(nodes['5']?.inputs.positive, ['2', 0], 'links are left alone');
     assert.equal(nodes['12']?.inputs.frame_rate, 24);
     assert.equal(nodes['12']?.inputs.filename_prefix, 'videogen_1234_48f');
+    // What ComfyUI wrote: Wan's latent is /8 and 4n+1, so 854 became 848; the engine made it 854x480 again.
+    assert.deepEqual(savedShapes(), [{ node: '12', width: 848, height: 480, frames: 49, fps: 24 }]);
+    assert.match(comfy.savedVideos[0]?.file ?? '', /^videogen_1234_48f_\d{5}\.mp4$/);
 
     assertProgressRisesToOne(ctx.progress, { strictly: true });
     assert.ok(
@@ -399,7 +214,6 @@ describe('comfyui engine', () => {
   });
 
   it('uploads the images an image workflow uses and puts their names in it', async () => {
-    comfy.uploadSubfolder = 'videogen';
     const job = comfyJob({ model: 'videogen-2.0-image-to-video', images: [images.red, images.blue] });
     await engine({ workflow: IMAGE_WORKFLOW }).render(job, renderContext());
     await assertContractVideo(job);
@@ -409,12 +223,16 @@ describe('comfyui engine', () => {
     const first = prompt.workflow['2']?.inputs.image;
     const last = prompt.workflow['3']?.inputs.image;
     assert.equal(typeof first, 'string');
-    assert.match(String(first), /^videogen\/videogen-task-comfy-\d+-image-1\.png$/);
-    assert.match(String(last), /^videogen\/videogen-task-comfy-\d+-image-2\.jpg$/);
+    // ComfyUI echoes the subfolder the upload asked for: none, so the files sit in input/ itself.
+    assert.match(String(first), /^videogen-task-comfy-\d+-image-1\.png$/);
+    assert.match(String(last), /^videogen-task-comfy-\d+-image-2\.jpg$/);
     assert.deepEqual(comfy.uploads.get(String(first)), await readFile(images.red));
     assert.deepEqual(comfy.uploads.get(String(last)), await readFile(images.blue));
     assert.equal(comfy.uploads.size, 2);
     assert.equal(prompt.workflow['5']?.inputs.length, 49);
+    // LTX-Video floors the size to /32 (854 → 832), and LTXVCropGuides took the last-frame guide off again.
+    assert.deepEqual(savedShapes(), [{ node: '8', width: 832, height: 480, frames: 49, fps: 24 }]);
+    assert.match(comfy.savedVideos[0]?.file ?? '', /^video\/videogen_\d{5}_\.mp4$/);
   });
 
   it('a workflow needing a last image the request lacks is invalid_asset, before anything is sent', async () => {
@@ -440,7 +258,11 @@ describe('comfyui engine', () => {
   });
 
   it('an execution_error on the socket is upstream_error with its message', async () => {
-    comfy.behaviour = 'execution_error';
+    comfy.gpu.failNode = {
+      node: '6',
+      type: 'torch.OutOfMemoryError',
+      message: 'Allocation on device 0 would exceed allowed memory. (out of memory)',
+    };
     const job = comfyJob();
     await assert.rejects(
       engine({ api_key: API_KEY }).render(job, renderContext()),
@@ -450,21 +272,61 @@ describe('comfyui engine', () => {
       ),
     );
     assert.equal(await exists(job.outputPath), false);
+    const [prompt] = comfy.prompts;
+    assert.ok(prompt);
+    const entry = await comfy.settled(prompt.id);
+    assert.deepEqual(entry.status && (entry.status as Json).status_str, 'error');
   });
 
   it('a workflow ComfyUI refuses (HTTP 400 with node_errors) is upstream_error naming the problem', async () => {
-    comfy.behaviour = 'refuse';
+    comfy.uninstallModel('diffusion_models', WAN_HIGH_NOISE);
     await assert.rejects(
       engine({ api_key: API_KEY }).render(comfyJob(), renderContext()),
       failure(
         'upstream_error',
-        /refused the workflow: Prompt outputs failed validation; node 1 \(CheckpointLoaderSimple\): Value not in list: ckpt_name: 'wan2\.2_t2v_14B_fp8\.safetensors' not in/,
+        /refused the workflow: Prompt outputs failed validation; node 1 \(UNETLoader\): Value not in list: unet_name: 'wan2\.2_t2v_high_noise_14B_fp8_scaled\.safetensors' not in \['wan2\.2_t2v_low_noise_14B_fp8_scaled\.safetensors'\]/,
       ),
     );
+    assert.equal(comfy.prompts.length, 0);
+  });
+
+  it('a node ComfyUI does not have (a custom node not installed) is upstream_error naming it', async () => {
+    const workflow = join(dir, 'custom-node-workflow.json');
+    const nodes = JSON.parse(await readFile(join(FIXTURES, IMAGE_WORKFLOW), 'utf8')) as Record<string, Json>;
+    nodes['1'] = {
+      class_type: 'LTXVLoader',
+      inputs: { ckpt_name: 'ltx-video-2b-v0.9.5.safetensors', dtype: 'bfloat16' },
+    };
+    await writeFile(workflow, JSON.stringify(nodes));
+    await assert.rejects(
+      engine({ workflow }).render(comfyJob({ images: [images.red, images.blue] }), renderContext()),
+      failure(
+        'upstream_error',
+        /refused the workflow: Cannot execute because node LTXVLoader does not exist\.: Node ID '#1'$/,
+      ),
+    );
+    assert.equal(comfy.prompts.length, 0);
+  });
+
+  it('an output ComfyUI drops at validation (it runs the others) is named when no video comes', async () => {
+    const workflow = join(dir, 'bad-format-workflow.json');
+    const nodes = JSON.parse(await readFile(join(FIXTURES, TEXT_WORKFLOW), 'utf8')) as Record<string, Json>;
+    (nodes['12']?.inputs as Json).format = 'video/h264-mp5';
+    await writeFile(workflow, JSON.stringify(nodes));
+    await assert.rejects(
+      engine({ workflow }).render(comfyJob({ duration: 1 }), renderContext()),
+      failure(
+        'upstream_error',
+        /produced no video file \(only videogen-preview_\d+_\.png.*\).* ComfyUI did not run the outputs that failed its validation: node 12 \(VHS_VideoCombine\): Value not in list: format: 'video\/h264-mp5' not in \['image\/gif', 'image\/webp', .*'video\/h264-mp4', .*\]$/,
+      ),
+    );
+    const [prompt] = comfy.prompts;
+    assert.ok(prompt, 'ComfyUI accepted the prompt for its other output');
+    assert.deepEqual(Object.keys((await comfy.settled(prompt.id)).outputs as Json), ['9']);
   });
 
   it('a proxy refusing the key is upstream_error, and the key is not in the message', async () => {
-    comfy.requiredKey = API_KEY;
+    comfy.proxy.bearer = API_KEY;
     await assert.rejects(
       engine({ api_key: `${API_KEY}-wrong` }).render(comfyJob(), renderContext()),
       (error: unknown) => {
@@ -481,8 +343,8 @@ describe('comfyui engine', () => {
     assert.equal(comfy.prompts.length, 0);
   });
 
-  it('falls back to polling /history when the websocket is refused', async () => {
-    comfy.refuseSockets = true;
+  it('falls back to polling /history when a proxy refuses the websocket', async () => {
+    comfy.proxy.refuseWebSockets = true;
     const job = comfyJob();
     const ctx = renderContext();
     await engine().render(job, ctx);
@@ -490,15 +352,16 @@ describe('comfyui engine', () => {
     assertProgressRisesToOne(ctx.progress, { strictly: true });
     assert.deepEqual(comfy.socketAuthorizations, [], 'no socket was accepted');
 
-    comfy.behaviour = 'execution_error';
+    // Another seed: the same prompt again would come from ComfyUI's cache without running anything.
+    comfy.gpu.failNode = { node: '6', type: 'torch.OutOfMemoryError', message: 'CUDA out of memory.' };
     await assert.rejects(
-      engine().render(comfyJob(), renderContext()),
+      engine().render(comfyJob({ seed: 99 }), renderContext()),
       failure('upstream_error', /failed in node 6 \(KSamplerAdvanced\): torch\.OutOfMemoryError/),
     );
   });
 
-  it('falls back to polling /history when the websocket drops mid-run', async () => {
-    comfy.dropSockets = true;
+  it('falls back to polling /history when a proxy cuts the websocket mid-run', async () => {
+    comfy.proxy.cutWebSocketAfterNode = '5';
     const job = comfyJob({ duration: 1 });
     const ctx = renderContext();
     await engine().render(job, ctx);
@@ -507,37 +370,47 @@ describe('comfyui engine', () => {
     assert.equal(comfy.socketAuthorizations.length, 1, 'the socket was open at first');
   });
 
-  it('a prompt that leaves the queue without a result is upstream_error, with or without the socket', async () => {
-    comfy.behaviour = 'vanish';
+  it('a prompt deleted from the queue before it ran is upstream_error, with or without the socket', async () => {
+    // Another job holds the GPU; someone clears our prompt from the queue (POST /queue {delete}).
+    comfy.gpu.paused = true;
+    const deleteWhenQueued = (): Promise<void> =>
+      comfy.waitFor('queued').then(async ([id]) => {
+        assert.equal((await call('POST', '/queue', { delete: [id] })).status, 200);
+      });
     const pattern = /^comfyui engine "ltx": prompt [0-9a-f-]+ left the ComfyUI queue without a result/;
+    const deleted = deleteWhenQueued();
     await assert.rejects(engine().render(comfyJob(), renderContext()), failure('upstream_error', pattern));
-    comfy.refuseSockets = true;
+    await deleted;
+    comfy.proxy.refuseWebSockets = true;
+    const deletedAgain = deleteWhenQueued();
     await assert.rejects(engine().render(comfyJob(), renderContext()), failure('upstream_error', pattern));
+    await deletedAgain;
   });
 
   it('an abort while the prompt is being queued still cancels it once ComfyUI names it', async () => {
-    comfy.behaviour = 'hang';
-    comfy.queueDelayMs = 800;
+    comfy.gpu.stallNode = { node: '6' };
+    const release = comfy.holdPromptRequests();
+    const received = comfy.waitFor('prompt-received');
     const controller = new AbortController();
     const reason = new Error('cancelled while queueing');
     const render = engine().render(comfyJob(), renderContext(controller.signal));
-    let abortedAt = 0;
-    setTimeout(() => {
-      abortedAt = Date.now();
-      controller.abort(reason);
-    }, 100);
+    await received;
+    controller.abort(reason);
+    // ComfyUI has not answered (its answer is held): the render does not wait for it.
     await assert.rejects(render, (error: unknown) => error === reason);
-    assert.ok(Date.now() - abortedAt < 400, 'it does not wait for the queue request');
     assert.equal(comfy.prompts.length, 0, 'ComfyUI had not answered yet');
-    for (let waited = 0; comfy.interrupts.length === 0 && waited < 3_000; waited += 20) await delay(20);
+    const interrupted = comfy.waitFor('interrupt');
+    release();
+    const [body] = await interrupted;
     const [prompt] = comfy.prompts;
     assert.ok(prompt, 'the prompt reached the queue');
     assert.deepEqual(comfy.queueCalls, [{ delete: [prompt.id] }]);
+    assert.deepEqual(body, { prompt_id: prompt.id });
     assert.deepEqual(comfy.interrupts, [{ prompt_id: prompt.id }]);
   });
 
   it('an abort mid-run interrupts the prompt on the server and rejects with the reason', async () => {
-    comfy.behaviour = 'hang';
+    comfy.gpu.stallNode = { node: '6' };
     const controller = new AbortController();
     const reason = new Error('cancelled by the test');
     const ctx = renderContext(controller.signal);
@@ -557,25 +430,275 @@ describe('comfyui engine', () => {
     assert.deepEqual(comfy.queueCalls, [{ delete: [prompt.id] }]);
     assert.deepEqual(comfy.interrupts, [{ prompt_id: prompt.id }]);
     assert.equal(await exists(job.outputPath), false);
+    const entry = await comfy.settled(prompt.id);
+    const messages = (entry.status as { messages: [string, Json][] }).messages;
+    assert.equal(messages.at(-1)?.[0], 'execution_interrupted', 'ComfyUI stopped the run');
   });
 
   it('past the time limit (the runner aborts with RunStopped timeout) it interrupts the prompt', async () => {
-    comfy.behaviour = 'hang';
+    comfy.gpu.stallNode = { node: '6' };
     const controller = new AbortController();
     const job = comfyJob();
     const limit = new RunStopped('timeout');
-    const timer = setTimeout(() => controller.abort(limit), 800);
-    try {
-      await assert.rejects(
-        engine().render(job, renderContext(controller.signal, { deadlineMs: 800 })),
-        (error: unknown) => error === limit,
-      );
-    } finally {
-      clearTimeout(timer);
-    }
+    const ctx = renderContext(controller.signal);
+    // The deadline passes while the sampler is stuck; the runner then aborts.
+    let expired = false;
+    Object.defineProperty(ctx, 'deadline', { get: () => (expired ? Date.now() - 1 : Date.now() + 60_000) });
+    void comfy.waitFor('stalled').then(() => {
+      expired = true;
+      controller.abort(limit);
+    });
+    await assert.rejects(engine().render(job, ctx), (error: unknown) => error === limit);
     const [prompt] = comfy.prompts;
     assert.ok(prompt);
     assert.deepEqual(comfy.interrupts, [{ prompt_id: prompt.id }]);
+  });
+
+  it('a prompt ComfyUI answers from its cache (nothing runs, no progress) still gives the video', async () => {
+    const first = comfyJob({ duration: 1 });
+    await engine().render(first, renderContext());
+    const again = comfyJob({ duration: 1 });
+    const ctx = renderContext();
+    await engine().render(again, ctx);
+    await assertContractVideo(again);
+    assertProgressRisesToOne(ctx.progress, { strictly: true });
+    const [, second] = comfy.prompts;
+    assert.ok(second);
+    const entry = await comfy.settled(second.id);
+    const messages = (entry.status as { messages: [string, Json][] }).messages;
+    const cached = messages.find(([type]) => type === 'execution_cached')?.[1].nodes as string[];
+    assert.deepEqual(
+      [...cached].sort(),
+      Object.keys(second.workflow).sort(),
+      'every node came from the cache',
+    );
+    assert.equal(comfy.savedVideos.length, 1, 'no new file was written');
+  });
+
+  it('renders an LTX-Video text-to-video workflow to exactly the requested size: 480p 16:9 and 1080p 21:9', async () => {
+    const wide = comfyJob({ quality: '480p', ratio: '16:9' });
+    await engine({ workflow: LTXV_WORKFLOW }).render(wide, renderContext());
+    const wideFacts = await assertContractVideo(wide);
+    assert.deepEqual([wideFacts.video?.width, wideFacts.video?.height], [854, 480]);
+
+    const cinema = comfyJob({ quality: '1080p', ratio: '21:9', duration: 1 });
+    await engine({ workflow: LTXV_WORKFLOW }).render(cinema, renderContext());
+    const cinemaFacts = await assertContractVideo(cinema);
+    assert.deepEqual([cinemaFacts.video?.width, cinemaFacts.video?.height], [2520, 1080]);
+
+    const [widePrompt, cinemaPrompt] = comfy.prompts;
+    assert.deepEqual(widePrompt?.workflow['6']?.inputs, {
+      width: 854,
+      height: 480,
+      length: 49,
+      batch_size: 1,
+    });
+    assert.deepEqual(cinemaPrompt?.workflow['6']?.inputs, {
+      width: 2520,
+      height: 1080,
+      length: 25,
+      batch_size: 1,
+    });
+    // What ComfyUI returned: LTX-Video's /32 and 8n+1 grid, at CreateVideo's fps, which the engine conformed.
+    assert.deepEqual(savedShapes(), [
+      { node: '12', width: 832, height: 480, frames: 49, fps: 24 },
+      { node: '12', width: 2496, height: 1056, frames: 25, fps: 24 },
+    ]);
+    const raw = await mp4Facts(join(comfy.outputDir, comfy.savedVideos[1]?.file ?? ''));
+    assert.deepEqual([raw.video?.width, raw.video?.height, raw.video?.frames], [2496, 1056, 25]);
+    assert.equal(raw.moovBeforeMdat, false, 'ComfyUI does not write faststart files');
+  });
+
+  it("the fake ComfyUI refuses prompts as ComfyUI's validate_prompt does", async () => {
+    assert.deepEqual((await call('POST', '/prompt', { client_id: 'test' })).json(), {
+      error: {
+        type: 'no_prompt',
+        message: 'No prompt provided',
+        details: 'No prompt provided',
+        extra_info: {},
+      },
+      node_errors: {},
+    });
+    assert.equal((await call('POST', '/prompt', '{"prompt": ')).status, 500, 'invalid JSON is a 500');
+
+    const custom = ltxvPrompt();
+    custom['1'] = { class_type: 'LTXVLoader', inputs: { ckpt_name: 'ltx-video-2b-v0.9.5.safetensors' } };
+    assert.deepEqual(await refusal(custom), {
+      error: {
+        type: 'invalid_prompt',
+        message: 'Cannot execute because node LTXVLoader does not exist.',
+        details: "Node ID '#1'",
+        extra_info: {},
+      },
+      node_errors: {},
+    });
+    const classless = ltxvPrompt();
+    classless['8'] = { inputs: { sampler_name: 'euler' } };
+    assert.equal(((await refusal(classless)).error as Json).type, 'invalid_prompt');
+    const noOutput = ltxvPrompt();
+    delete noOutput['12'];
+    assert.equal(((await refusal(noOutput)).error as Json).type, 'prompt_no_outputs');
+
+    const narrow = ltxvPrompt();
+    inputsOf(narrow, '6').width = 32;
+    const small = await refusal(narrow);
+    assert.equal((small.error as Json).type, 'prompt_outputs_failed_validation');
+    assert.deepEqual(Object.keys(small.node_errors as Json), ['6']);
+    const node6 = (small.node_errors as Record<string, NodeErrors>)['6'];
+    assert.equal(node6?.class_type, 'EmptyLTXVLatentVideo');
+    assert.deepEqual(node6?.dependent_outputs, ['12']);
+    assert.deepEqual(
+      node6?.errors.map(({ type, message, details }) => ({ type, message, details })),
+      [{ type: 'value_smaller_than_min', message: 'Value 32 smaller than min of 64', details: 'width' }],
+    );
+
+    const firstError = async (
+      change: (prompt: Record<string, Json>) => void,
+      node: string,
+    ): Promise<Json> => {
+      const prompt = ltxvPrompt();
+      change(prompt);
+      const errors = (await refusal(prompt)).node_errors as Record<string, NodeErrors>;
+      return errors[node]?.errors[0] ?? {};
+    };
+    const webm = await firstError((p) => Object.assign(inputsOf(p, '12'), { format: 'webm' }), '12');
+    assert.equal(webm.type, 'value_not_in_list');
+    assert.equal(webm.details, "format: 'webm' not in ['auto', 'mp4']");
+    const fast = await firstError((p) => Object.assign(inputsOf(p, '11'), { fps: 121 }), '11');
+    assert.equal(fast.message, 'Value 121.0 bigger than max of 120.0');
+    const miswired = await firstError((p) => Object.assign(inputsOf(p, '10'), { samples: ['3', 0] }), '10');
+    assert.equal(miswired.type, 'return_type_mismatch');
+    const seed = await firstError((p) => Object.assign(inputsOf(p, '9'), { noise_seed: 'seven' }), '9');
+    assert.equal(seed.type, 'invalid_input_type');
+    const noCfg = await firstError((p) => delete inputsOf(p, '9').cfg, '9');
+    assert.equal(noCfg.type, 'required_input_missing');
+    const loadImage = await refusal({
+      '20': { class_type: 'LoadImage', inputs: { image: 'not-uploaded.png' } },
+      '21': { class_type: 'SaveImage', inputs: { images: ['20', 0], filename_prefix: 'x' } },
+    });
+    const image = (loadImage.node_errors as Record<string, NodeErrors>)['20']?.errors[0] ?? {};
+    assert.equal(image.details, 'image - Invalid image file: not-uploaded.png');
+  });
+
+  it('the fake ComfyUI accepts what ComfyUI ignores, and floors sizes and frames as its nodes do', async () => {
+    // Unknown top-level keys, _meta, an undeclared input, and `step`: width 100 is no multiple of 32.
+    const odd = ltxvPrompt();
+    Object.assign(inputsOf(odd, '6'), { width: 100, height: 70, length: 10, colour: 'blue' });
+    inputsOf(odd, '12').filename_prefix = 'video/strict';
+    const accepted = await call('POST', '/prompt', {
+      prompt: odd,
+      client_id: 'test',
+      front_end_version: '1.27',
+    });
+    assert.equal(accepted.status, 200, accepted.text);
+    const answer = accepted.json();
+    assert.deepEqual(Object.keys(answer).sort(), ['node_errors', 'number', 'prompt_id']);
+    assert.deepEqual(answer.node_errors, {});
+    const id = String(answer.prompt_id);
+    assert.deepEqual((await call('GET', `/history/${id}`)).json(), {}, 'history is empty until it finished');
+    const entry = await comfy.settled(id);
+    assert.deepEqual((entry.outputs as Json)['12'], {
+      images: [{ filename: 'strict_00001_.mp4', subfolder: 'video', type: 'output' }],
+      animated: [true],
+    });
+    assert.deepEqual(savedShapes(), [{ node: '12', width: 96, height: 64, frames: 9, fps: 24 }]);
+    const video = await call('GET', '/view?filename=strict_00001_.mp4&subfolder=video&type=output');
+    assert.equal(video.status, 200);
+
+    // Cancelling what is not there is a 200 no-op; an unknown history entry is {}; there is no auth.
+    assert.equal((await call('POST', '/interrupt')).status, 200);
+    assert.equal((await call('POST', '/queue', { delete: ['not-a-prompt'] })).status, 200);
+    assert.deepEqual((await call('GET', '/history/not-a-prompt')).json(), {});
+    const withKey = await call('GET', '/system_stats', undefined, { authorization: 'Bearer anything' });
+    assert.equal(withKey.status, 200);
+  });
+
+  it("the fake ComfyUI guards /view, /upload/image and the origin as ComfyUI's server.py does", async () => {
+    const noImage = new FormData();
+    noImage.append('overwrite', 'true');
+    assert.equal((await call('POST', '/upload/image', noImage)).status, 400);
+    const upload = new FormData();
+    upload.append('image', new Blob([await readFile(images.red)], { type: 'image/png' }), 'direct.png');
+    assert.deepEqual((await call('POST', '/upload/image', upload)).json(), {
+      name: 'direct.png',
+      subfolder: '',
+      type: 'input',
+    });
+
+    const view = async (query: string): Promise<number> => (await call('GET', `/view?${query}`)).status;
+    assert.equal(await view('filename=direct.png&type=input'), 200);
+    assert.equal(await view('filename=..%2Fdirect.png&type=input'), 400);
+    assert.equal(await view('filename=%2Fetc%2Fpasswd'), 400);
+    assert.equal(await view('filename=direct.png&type=models'), 400);
+    assert.equal(await view('filename=passwd&subfolder=..%2F..%2F..%2Fetc&type=input'), 403);
+    assert.equal(await view('filename=nothing.png&type=input'), 404);
+    assert.equal(await view('type=input'), 404);
+
+    // The origin middleware: a loopback Host with an Origin naming another host is 403.
+    assert.equal(
+      (await call('GET', '/system_stats', undefined, { origin: 'http://evil.example' })).status,
+      403,
+    );
+    const host = new URL(comfy.baseUrl).host;
+    assert.equal((await call('GET', '/system_stats', undefined, { origin: `http://${host}` })).status, 200);
+  });
+
+  it("the fake ComfyUI reports a prompt over /ws in ComfyUI's order, and from its cache the second time", async () => {
+    const clientId = 'order-test';
+    const socket = new WebSocket(`${comfy.baseUrl.replace('http', 'ws')}/ws?clientId=${clientId}`);
+    const messages: { type: string; data: Json }[] = [];
+    let done: (() => void) | undefined;
+    socket.on('message', (data, binary) => {
+      if (binary) return;
+      const message = JSON.parse(data.toString()) as { type: string; data: Json };
+      messages.push(message);
+      if (message.type === 'executing' && message.data.node === null) done?.();
+    });
+    await once(socket, 'open');
+    const runOnce = async (): Promise<{ types: string[]; id: string }> => {
+      messages.length = 0;
+      const finished = new Promise<void>((resolve) => {
+        done = resolve;
+      });
+      const prompt = filledWorkflow(LTXV_WORKFLOW);
+      inputsOf(prompt, '12').filename_prefix = 'video/order';
+      const answer = await call('POST', '/prompt', { prompt, client_id: clientId });
+      assert.equal(answer.status, 200, answer.text);
+      await finished;
+      // progress_state is a newer event the engine does not read; progress comes in runs.
+      const types = messages
+        .map((m) => m.type)
+        .filter((type) => type !== 'progress_state')
+        .filter((type, i, all) => type !== 'progress' || all[i - 1] !== 'progress');
+      return { types, id: String(answer.json().prompt_id) };
+    };
+    try {
+      const first = await runOnce();
+      assert.deepEqual(first.types.slice(0, 4), ['status', 'status', 'execution_start', 'execution_cached']);
+      assert.deepEqual(first.types.slice(-4), ['executed', 'execution_success', 'status', 'executing']);
+      assert.ok(first.types.includes('progress'), first.types.join(' '));
+      const executed = messages.find((m) => m.type === 'executed');
+      assert.deepEqual(executed?.data.output, {
+        images: [{ filename: 'order_00001_.mp4', subfolder: 'video', type: 'output' }],
+        animated: [true],
+      });
+      assert.deepEqual(messages.at(-1)?.data, { node: null, prompt_id: first.id });
+
+      const second = await runOnce();
+      assert.deepEqual(second.types, [
+        'status',
+        'status',
+        'execution_start',
+        'execution_cached',
+        'executed',
+        'execution_success',
+        'status',
+        'executing',
+      ]);
+      assert.equal(comfy.savedVideos.length, 1, 'the cached SaveVideo wrote nothing');
+    } finally {
+      socket.terminate();
+    }
   });
 
   it('rejects a workflow with an unknown placeholder, or not in API format, at construction', async () => {

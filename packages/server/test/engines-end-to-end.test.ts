@@ -1,6 +1,7 @@
 /**
- * The engines file through the real binary: model IDs routed to an `exec` engine, the built-in engine and an
- * `openai` engine; a model ID left out is not claimed; `videogen engines check`; a broken file stops the
+ * The engines file through the real binary: model IDs routed to an `exec` engine, the built-in engine and
+ * `openai` engines (a vLLM-Omni fake that completes, an upstream that refuses); a model ID left out is not
+ * claimed; `videogen engines check`; a broken file stops the
  * start; an upstream that echoes the key back leaves it in neither the task nor the logs.
  */
 import assert from 'node:assert/strict';
@@ -12,6 +13,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
+import { FakeVideoServer } from './fakes/video-servers.js';
 import { Api } from './helpers/api.js';
 import { mp4Facts } from './helpers/mp4-facts.js';
 import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
@@ -23,6 +25,7 @@ let dir: string;
 let upstream: Server;
 let upstreamUrl: string;
 let server: ServerProcess | undefined;
+let vllm: FakeVideoServer;
 
 /** An OpenAI-style server that refuses every call, quoting the Authorization header it got. */
 async function startEchoingUpstream(): Promise<void> {
@@ -47,10 +50,18 @@ function enginesYaml(): string {
     `    base_url: ${upstreamUrl}`,
     '    api_key: ${PROVIDER_KEY}',
     '    model: sora-2',
+    '  vllm:',
+    '    type: openai',
+    '    server: vllm-omni',
+    `    base_url: ${vllm.url}`,
+    `    model: ${vllm.servedModel}`,
+    '    fps: 16',
+    '    frame_step: 4',
     'models:',
     '  videogen-2.0-text-to-video: wan',
     '  videogen-2.0-fast-text-to-video: local',
     '  videogen-2.0-reference-to-video: provider',
+    '  videogen-2.0-fast-image-to-video: vllm',
     '',
   ].join('\n');
 }
@@ -58,11 +69,13 @@ function enginesYaml(): string {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-engines-e2e-'));
   await startEchoingUpstream();
+  vllm = await FakeVideoServer.start({ kind: 'vllm-omni', cacheDir: join(dir, 'vllm-cache') });
   await writeFileAsync(join(dir, 'engines.yaml'), enginesYaml());
 });
 after(async () => {
   await server?.stop();
   upstream.close();
+  await vllm.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -84,25 +97,37 @@ describe('engines chosen per model ID', () => {
 
     const { body: viaExec } = await api.create({ model: 'videogen-2.0-text-to-video', ...request });
     const { body: viaLocal } = await api.create({ model: 'videogen-2.0-fast-text-to-video', ...request });
+    const { body: viaVllm } = await api.create({
+      model: 'videogen-2.0-fast-image-to-video',
+      ...request,
+      aspect_ratio: '9:16',
+      image_urls: [`data:image/png;base64,${PNG_1X1}`],
+    });
     const { body: unmapped } = await api.create({
       model: 'videogen-2.0-image-to-video',
       ...request,
       image_urls: ['https://example.com/a.png'],
     });
-    for (const task of [viaExec, viaLocal]) {
+    for (const [task, width, height] of [
+      [viaExec, 854, 480],
+      [viaLocal, 854, 480],
+      [viaVllm, 480, 854],
+    ] as const) {
       const final = await api.waitForFinal(task.id, 60_000);
       assert.equal(final.status, 'completed', JSON.stringify(final.error));
       const video = await fetch(final.results?.[0] ?? '');
       const path = join(dir, `${task.id}.mp4`);
       await writeFileAsync(path, Buffer.from(await video.arrayBuffer()));
       const facts = await mp4Facts(path);
-      assert.equal(facts.video?.width, 854);
-      assert.equal(facts.video?.height, 480);
+      assert.equal(facts.video?.width, width);
+      assert.equal(facts.video?.height, height);
       assert.ok(Math.abs(facts.duration - 4) <= 1 / 24);
     }
+    assert.equal(vllm.creates[0]?.effective.seed, viaVllm.seed, "vLLM-Omni got the task's seed");
     const log = server.stdout();
     assert.match(log, /"engine":"wan"/, 'the exec engine rendered the text model');
     assert.match(log, /"engine":"local"/, 'the local engine rendered the fast text model');
+    assert.match(log, /"engine":"vllm"/, 'vLLM-Omni rendered the fast image model');
     assert.equal((await api.get(unmapped.id)).body.status, 'pending', 'no engine here for image-to-video');
   });
 
@@ -135,6 +160,7 @@ describe('videogen engines check', () => {
     assert.match(result.stdout, /local\s+local\s+ready\s+videogen-2\.0-fast-text-to-video/);
     assert.match(result.stdout, /provider\s+openai\s+FAILED\s+videogen-2\.0-reference-to-video/);
     assert.match(result.stderr, /provider: openai engine "provider": .*401/);
+    assert.match(result.stdout, /vllm\s+openai\s+ready\s+videogen-2\.0-fast-image-to-video/);
     assert.ok(!`${result.stdout}${result.stderr}`.includes(KEY));
 
     const json = await runCli(['engines', 'check', '--json'], env());
@@ -145,6 +171,7 @@ describe('videogen engines check', () => {
         ['wan', true],
         ['provider', false],
         ['local', true],
+        ['vllm', true],
       ],
     );
   });

@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 import { fillCommand, parseCommand, placeholderValues } from '../src/engines/exec/command-template.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import type { ExecOptions } from '../src/engines/exec/exec-options.js';
+import { generatorFormat } from '../src/engines/exec/generator-format.js';
 import { ProgressParser, parseProgressLine } from '../src/engines/exec/progress-parser.js';
+import { frameCount } from '../src/engines/frame-count.js';
 import { TaskFailure } from '../src/errors.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
@@ -376,7 +378,7 @@ describe('exec command template', () => {
       videos: ['/v.mp4'],
       audios: ['/s.wav'],
     });
-    const args = fillCommand(template, placeholderValues(job), label);
+    const args = fillCommand(template, placeholderValues(job, generatorFormat(job, {})), label);
     assert.deepEqual(args, [
       'a red fox running through snow|7|4|96|24|480|480|480x480|480*480|480p|1:1',
       job.workDir,
@@ -388,7 +390,34 @@ describe('exec command template', () => {
   it('fills {last_image} only when there are exactly two images', () => {
     const template = parseCommand(['gen', ['--last', '{last_image}']], label);
     const two = execJob({ model: 'videogen-2.0-image-to-video', images: ['/a.png', '/b.png'] });
-    assert.deepEqual(fillCommand(template, placeholderValues(two), label), ['--last', '/b.png']);
+    assert.deepEqual(fillCommand(template, placeholderValues(two, generatorFormat(two, {})), label), [
+      '--last',
+      '/b.png',
+    ]);
+  });
+  it('fills the size and frame placeholders with what the generator takes (its sizes, fps and frame_step)', () => {
+    const template = parseCommand(
+      ['gen', '{size_star}', '{width}x{height}', '{frames}@{fps}', '{aspect_ratio}'],
+      label,
+    );
+    const wan = { sizes: ['1280x720', '720x1280', '832x480', '480x832'], fps: 16, frame_step: 4 };
+    const cases: [Parameters<typeof execJob>[0], string[]][] = [
+      [{ quality: '480p', ratio: '16:9', duration: 5 }, ['832*480', '832x480', '81@16', '16:9']],
+      [{ quality: '1080p', ratio: '9:16', duration: 4 }, ['720*1280', '720x1280', '65@16', '9:16']],
+      [{ quality: '720p', ratio: '1:1', duration: 10 }, ['832*480', '832x480', '161@16', '1:1']],
+      [{ quality: '1080p', ratio: '21:9', duration: 6 }, ['1280*720', '1280x720', '97@16', '21:9']],
+    ];
+    for (const [options, expected] of cases) {
+      const job = execJob(options);
+      assert.deepEqual(
+        fillCommand(template, placeholderValues(job, generatorFormat(job, wan)), label),
+        expected,
+      );
+    }
+    assert.deepEqual(
+      [frameCount(80, 4), frameCount(81, 4), frameCount(96, 8), frameCount(96, undefined)],
+      [81, 81, 97, 96],
+    );
   });
 });
 

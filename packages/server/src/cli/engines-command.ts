@@ -1,6 +1,6 @@
 /** `videogen engines check`: builds every engine of the engines file and tests that it can work now. */
 import { parseArgs } from 'node:util';
-import { openEngines } from '../adapters.js';
+import { loadEnginesConfig, openEngines } from '../adapters.js';
 import { loadConfig } from '../config.js';
 import { printTable } from './print-table.js';
 import { UsageError } from './usage-error.js';
@@ -23,7 +23,7 @@ export async function enginesCommand(args: string[]): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
     strict: true,
   });
-  const { config, engines } = openEngines(loadConfig());
+  const { config, engines } = openEngines(loadEnginesConfig(loadConfig()));
   const results = await Promise.all(
     [...engines].map(async ([name, engine]): Promise<CheckResult> => {
       const models = [...config.models].filter(([, engineName]) => engineName === name).map(([id]) => id);

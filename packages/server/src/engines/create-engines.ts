@@ -1,17 +1,24 @@
 /** Builds the engines an engines file names, and the router that picks one per model ID. */
 import type { ModelId } from '../domain/models.js';
 import type { Engine } from '../ports/engine.js';
+import { ArkEngine } from './ark/ark-engine.js';
 import { ComfyUiEngine } from './comfyui/comfyui-engine.js';
 import type { EngineContext } from './engine-context.js';
 import { EngineRouter } from './engine-router.js';
 import { type EngineOptions, type EnginesConfig, EnginesFileError } from './engines-file.js';
 import { ExecEngine } from './exec/exec-engine.js';
+import { FalEngine } from './fal/fal-engine.js';
+import { GeminiEngine } from './gemini/gemini-engine.js';
 import { LocalEngine } from './local/local-engine.js';
 import { OpenAiEngine } from './openai/openai-engine.js';
 import { RelayEngine } from './relay/relay-engine.js';
+import { ReplicateEngine } from './replicate/replicate-engine.js';
+import { RunwayEngine } from './runway/runway-engine.js';
 
 export function createEngine(name: string, options: EngineOptions, context: EngineContext): Engine {
   switch (options.type) {
+    case 'ark':
+      return new ArkEngine(name, options, context);
     case 'local':
       return new LocalEngine({ ffmpegPath: context.ffmpegPath });
     case 'exec':
@@ -22,6 +29,14 @@ export function createEngine(name: string, options: EngineOptions, context: Engi
       return new ComfyUiEngine(name, options, context);
     case 'relay':
       return new RelayEngine(name, options, context);
+    case 'runway':
+      return new RunwayEngine(name, options, context);
+    case 'fal':
+      return new FalEngine(name, options, context);
+    case 'gemini':
+      return new GeminiEngine(name, options, context);
+    case 'replicate':
+      return new ReplicateEngine(name, options, context);
   }
 }
 

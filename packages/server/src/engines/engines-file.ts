@@ -22,10 +22,15 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
+import { ArkOptionsSchema } from './ark/ark-options.js';
 import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
+import { FalOptionsSchema } from './fal/fal-options.js';
+import { GeminiOptionsSchema } from './gemini/gemini-options.js';
 import { OpenAiOptionsSchema } from './openai/openai-options.js';
 import { RelayOptionsSchema } from './relay/relay-options.js';
+import { ReplicateOptionsSchema } from './replicate/replicate-options.js';
+import { RunwayOptionsSchema } from './runway/runway-options.js';
 
 /** The built-in engine's name; it needs no entry under `engines`. */
 export const LOCAL_ENGINE = 'local';
@@ -34,10 +39,15 @@ const LocalOptionsSchema = Type.Object({ type: Type.Literal('local') }, { additi
 
 export const EngineOptionsSchema = Type.Union([
   LocalOptionsSchema,
+  ArkOptionsSchema,
   ExecOptionsSchema,
   OpenAiOptionsSchema,
   ComfyUiOptionsSchema,
   RelayOptionsSchema,
+  RunwayOptionsSchema,
+  FalOptionsSchema,
+  GeminiOptionsSchema,
+  ReplicateOptionsSchema,
 ]);
 
 export type EngineOptions = Static<typeof EngineOptionsSchema>;
@@ -118,10 +128,15 @@ function substituteEnv(value: unknown, env: Env, path: string, file: string): un
 const checker = TypeCompiler.Compile(EnginesFileSchema);
 const optionCheckers: Record<EngineType, ReturnType<typeof TypeCompiler.Compile>> = {
   local: TypeCompiler.Compile(LocalOptionsSchema),
+  ark: TypeCompiler.Compile(ArkOptionsSchema),
   exec: TypeCompiler.Compile(ExecOptionsSchema),
   openai: TypeCompiler.Compile(OpenAiOptionsSchema),
   comfyui: TypeCompiler.Compile(ComfyUiOptionsSchema),
   relay: TypeCompiler.Compile(RelayOptionsSchema),
+  runway: TypeCompiler.Compile(RunwayOptionsSchema),
+  fal: TypeCompiler.Compile(FalOptionsSchema),
+  gemini: TypeCompiler.Compile(GeminiOptionsSchema),
+  replicate: TypeCompiler.Compile(ReplicateOptionsSchema),
 };
 
 /** The first schema problem, said against the engine's own schema when the `type` is known (clearer than the union's). */

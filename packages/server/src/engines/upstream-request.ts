@@ -39,6 +39,11 @@ export interface UpstreamOptions {
   readonly maxAttempts?: number;
   /** For tests: replaces `Math.random` in the jitter. */
   readonly random?: () => number;
+  /**
+   * Says whether an error answer is nonetheless the server's final word, to be read rather than retried or
+   * refused (vLLM-Omni answers a failed video's `GET` with the failure's status and the video as the body).
+   */
+  readonly finalAnswer?: (status: number, body: string) => boolean;
 }
 
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
@@ -72,6 +77,19 @@ export class UpstreamRefusal extends TaskFailure {
   }
 }
 
+/** An error answer that `finalAnswer` kept: its status and body. */
+export class UpstreamAnswer extends Error {
+  readonly status: number;
+  readonly body: string;
+
+  constructor(status: number, body: string) {
+    super(`HTTP ${status}`);
+    this.name = 'UpstreamAnswer';
+    this.status = status;
+    this.body = body;
+  }
+}
+
 export function isTransientStatus(status: number): boolean {
   return status === 408 || status === 429 || status >= 500;
 }
@@ -92,10 +110,13 @@ function isTransientError(error: unknown): boolean {
 }
 
 /** The start of an answer's body, on one line, for an error message. */
-export async function bodyExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
-  const text = await body.text().catch(() => '');
+function excerptOf(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
+}
+
+export async function bodyExcerpt(body: Dispatcher.ResponseData['body']): Promise<string> {
+  return excerptOf(await body.text().catch(() => ''));
 }
 
 function describeStatus(label: string, call: UpstreamCall, status: number, excerpt: string): string {
@@ -138,7 +159,10 @@ export async function upstreamRequest(
         bodyTimeout: attemptTimeout,
       });
       if (response.statusCode < 300) return response;
-      const excerpt = await bodyExcerpt(response.body);
+      const text = await response.body.text().catch(() => '');
+      if (options.finalAnswer?.(response.statusCode, text))
+        throw new UpstreamAnswer(response.statusCode, text);
+      const excerpt = excerptOf(text);
       const location = response.headers.location;
       problem = describeStatus(
         options.label,
@@ -151,7 +175,7 @@ export async function upstreamRequest(
       retryAfterMs = parseRetryAfter(Array.isArray(header) ? header[0] : header, Date.now());
     } catch (error) {
       if (options.signal.aborted) throw options.signal.reason;
-      if (error instanceof TaskFailure) throw error;
+      if (error instanceof TaskFailure || error instanceof UpstreamAnswer) throw error;
       if (!isTransientError(error)) {
         throw new TaskFailure('upstream_error', describeError(options.label, call, error), { cause: error });
       }
@@ -172,10 +196,19 @@ export async function upstreamRequest(
   }
 }
 
-/** `upstreamRequest`, then the answer's body parsed as JSON; a body that is not JSON is `upstream_error`. */
+/**
+ * `upstreamRequest`, then the answer's body parsed as JSON (an error answer's too, when `finalAnswer` keeps
+ * it); a body that is not JSON is `upstream_error`.
+ */
 export async function upstreamJson<T>(call: UpstreamCall, options: UpstreamOptions): Promise<T> {
-  const response = await upstreamRequest(call, options);
-  const text = await response.body.text();
+  let text: string;
+  try {
+    const response = await upstreamRequest(call, options);
+    text = await response.body.text();
+  } catch (error) {
+    if (!(error instanceof UpstreamAnswer)) throw error;
+    text = error.body;
+  }
   try {
     return JSON.parse(text) as T;
   } catch (error) {

@@ -11,8 +11,8 @@ import type { FrameSize } from '../domain/frame-size.js';
 import { TaskFailure } from '../errors.js';
 import { ffmpegPath } from './ffmpeg-paths.js';
 import { FfmpegProcess } from './ffmpeg-process.js';
-import { ffmpegFitScaleExpression } from './fit.js';
-import { type ProbeResult, probe } from './probe.js';
+import { chooseFit, type FitMode, fitRect, type Rect } from './fit.js';
+import { type ProbedStream, type ProbeResult, probe } from './probe.js';
 
 export interface VideoTarget {
   readonly frame: FrameSize;
@@ -43,6 +43,10 @@ export function conformProblems(probed: ProbeResult, target: VideoTarget): strin
   if (video.width !== target.frame.width || video.height !== target.frame.height) {
     problems.push(`size ${video.width}x${video.height}`);
   }
+  if (video.sampleAspectRatio !== undefined && Math.abs(video.sampleAspectRatio - 1) > 1e-3) {
+    problems.push(`sample aspect ratio ${video.sampleAspectRatio.toFixed(3)}`);
+  }
+  if (video.rotation && video.rotation % 360 !== 0) problems.push(`rotated ${video.rotation}°`);
   if (video.frameRate === undefined || Math.abs(video.frameRate - target.fps) > 0.01) {
     problems.push(`${video.frameRate?.toFixed(2)} fps`);
   }
@@ -61,19 +65,83 @@ function seconds(value: number): string {
   return String(Math.round(value * 1e6) / 1e6);
 }
 
+/** A video's picture as ffmpeg decodes it. */
+export interface SourcePicture {
+  readonly width: number;
+  readonly height: number;
+  /** Width of a pixel over its height; 1 when not given. */
+  readonly sampleAspectRatio?: number;
+}
+
+/**
+ * How a picture is fitted to the frame, as the sizes and offsets of ffmpeg's `scale`, `pad` and `crop`
+ * filters. All are even: yuv420p has one chroma sample per 2x2 pixels, so `pad` and `crop` round odd sizes
+ * and offsets down, and an odd scaled size no longer fits the padded one (832x480 covering 854x480 is
+ * 854x493, which `pad` made 854x492 and then refused).
+ */
+export interface ConformGeometry {
+  readonly fit: FitMode;
+  /** The picture at its display shape (square pixels), scaled by the fit rule. */
+  readonly scaled: FrameSize;
+  /** The canvas the scaled picture is centred on, at least the frame's size; x, y: where the picture sits. */
+  readonly pad: Rect;
+  /** The frame cut from the centre of the canvas. */
+  readonly crop: Rect;
+}
+
+const even = (n: number): number => Math.max(2, 2 * Math.round(n / 2));
+/** Offset that centres `inner` in `outer`, kept even (to within a pixel of the centre). */
+const centre = (outer: number, inner: number): number => 2 * Math.floor((outer - inner) / 4);
+
+/** Fits `source` to `frame` (whose sides are even, as frame-size.ts makes them) by media/fit.ts's rule. */
+export function conformGeometry(source: SourcePicture, frame: FrameSize): ConformGeometry {
+  const displayWidth = source.width * (source.sampleAspectRatio ?? 1);
+  const fit = chooseFit(displayWidth, source.height, frame.width, frame.height);
+  const fitted = fitRect(displayWidth, source.height, frame.width, frame.height, fit);
+  const scaled = { width: even(fitted.width), height: even(fitted.height) };
+  const padWidth = Math.max(scaled.width, frame.width);
+  const padHeight = Math.max(scaled.height, frame.height);
+  return {
+    fit,
+    scaled,
+    pad: {
+      width: padWidth,
+      height: padHeight,
+      x: centre(padWidth, scaled.width),
+      y: centre(padHeight, scaled.height),
+    },
+    crop: {
+      width: frame.width,
+      height: frame.height,
+      x: centre(padWidth, frame.width),
+      y: centre(padHeight, frame.height),
+    },
+  };
+}
+
+/** The probed stream's picture as ffmpeg decodes it: a quarter turn swaps its sides and its pixels' shape. */
+function decodedPicture(video: ProbedStream): SourcePicture | undefined {
+  if (!video.width || !video.height) return undefined;
+  const sampleAspectRatio = video.sampleAspectRatio ?? 1;
+  if (Math.abs((video.rotation ?? 0) % 180) === 90) {
+    return { width: video.height, height: video.width, sampleAspectRatio: 1 / sampleAspectRatio };
+  }
+  return { width: video.width, height: video.height, sampleAspectRatio };
+}
+
 export function reencodeArgs(
   input: string,
   output: string,
   target: VideoTarget,
+  geometry: ConformGeometry,
   hasAudio: boolean,
 ): string[] {
-  const { width: w, height: h } = target.frame;
-  const scale = ffmpegFitScaleExpression(w, h);
+  const { scaled, pad, crop } = geometry;
   const video = [
     `fps=${target.fps}`,
-    `scale=w='round(iw*sar*${scale})':h='round(ih*${scale})'`,
-    `pad=w='max(iw,${w})':h='max(ih,${h})':x='(ow-iw)/2':y='(oh-ih)/2':color=black`,
-    `crop=${w}:${h}`,
+    `scale=${scaled.width}:${scaled.height}`,
+    `pad=${pad.width}:${pad.height}:${pad.x}:${pad.y}:black`,
+    `crop=${crop.width}:${crop.height}:${crop.x}:${crop.y}`,
     'setsar=1',
     // A video shorter than asked for holds its last frame; -t then cuts it to the duration.
     `tpad=stop_mode=clone:stop_duration=${seconds(target.duration)}`,
@@ -143,14 +211,18 @@ export async function conformVideo(
       cause: error,
     });
   }
+  const video = probed.streams.find((s) => s.type === 'video');
+  if (!video) throw new TaskFailure('upstream_error', `${options.label}: its output has no video stream.`);
+  const picture = decodedPicture(video);
+  if (!picture) throw new TaskFailure('upstream_error', `${options.label}: its video has no frame size.`);
   const problems = conformProblems(probed, target);
-  if (problems.includes('no video stream')) {
-    throw new TaskFailure('upstream_error', `${options.label}: its output has no video stream.`);
-  }
   const hasAudio = probed.streams.some((s) => s.type === 'audio');
   const partial = `${output}.partial.mp4`;
+  const geometry = conformGeometry(picture, target.frame);
   await runFfmpeg(
-    problems.length === 0 ? remuxArgs(input, partial) : reencodeArgs(input, partial, target, hasAudio),
+    problems.length === 0
+      ? remuxArgs(input, partial)
+      : reencodeArgs(input, partial, target, geometry, hasAudio),
     options,
   );
   await rename(partial, output);

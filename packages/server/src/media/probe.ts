@@ -11,6 +11,10 @@ export interface ProbedStream {
   readonly width?: number;
   readonly height?: number;
   readonly pixelFormat?: string;
+  /** Width of a pixel over its height, for video streams that state it (anamorphic video: other than 1). */
+  readonly sampleAspectRatio?: number;
+  /** Degrees the picture is turned for display; ffmpeg decodes it turned, so a quarter turn swaps its sides. */
+  readonly rotation?: number;
   /** Frames per second, for video streams. */
   readonly frameRate?: number;
   readonly frames?: number;
@@ -35,6 +39,9 @@ interface RawProbe {
     width?: number;
     height?: number;
     pix_fmt?: string;
+    sample_aspect_ratio?: string;
+    tags?: { rotate?: string };
+    side_data_list?: { rotation?: number }[];
     avg_frame_rate?: string;
     nb_frames?: string;
     sample_rate?: string;
@@ -66,6 +73,10 @@ export async function probe(path: string, signal?: AbortSignal): Promise<ProbeRe
       width: s.width,
       height: s.height,
       pixelFormat: s.pix_fmt,
+      sampleAspectRatio: rate(s.sample_aspect_ratio?.replace(':', '/')),
+      rotation:
+        s.side_data_list?.find((d) => d.rotation !== undefined)?.rotation ??
+        (Number(s.tags?.rotate) || undefined),
       frameRate: rate(s.avg_frame_rate),
       frames: s.nb_frames ? Number(s.nb_frames) : undefined,
       sampleRate: s.sample_rate ? Number(s.sample_rate) : undefined,

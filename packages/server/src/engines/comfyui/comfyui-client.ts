@@ -7,6 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { type Dispatcher, FormData, request } from 'undici';
 import { TaskFailure } from '../../errors.js';
 import { IMAGE_EXTENSIONS, sniffMediaType } from '../media-type.js';
+import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
   isTransientStatus,
@@ -58,17 +59,37 @@ function describeComfyError(error: ComfyError): string {
   return typeof error.details === 'string' && error.details !== '' ? `${message}: ${error.details}` : message;
 }
 
+function describeNodeErrors(nodeErrors: PromptRefusal['node_errors']): string[] {
+  const parts: string[] = [];
+  const nodes = nodeErrors && typeof nodeErrors === 'object' && !Array.isArray(nodeErrors) ? nodeErrors : {};
+  for (const [id, node] of Object.entries(nodes as Record<string, NodeErrors>)) {
+    const classType = typeof node?.class_type === 'string' ? ` (${node.class_type})` : '';
+    for (const error of node?.errors ?? [])
+      parts.push(`node ${id}${classType}: ${describeComfyError(error)}`);
+  }
+  return parts;
+}
+
+function clip(text: string): string {
+  return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS)}…` : text;
+}
+
 /** ComfyUI's 400 answer to a prompt it will not run: its error and the first problems of its nodes. */
 export function describeRefusal(answer: PromptRefusal | null): string | undefined {
   if (answer === null || typeof answer !== 'object' || answer.error === undefined) return undefined;
   const parts = [typeof answer.error === 'string' ? answer.error : describeComfyError(answer.error)];
-  const nodeErrors = answer.node_errors && !Array.isArray(answer.node_errors) ? answer.node_errors : {};
-  for (const [id, node] of Object.entries(nodeErrors as Record<string, NodeErrors>)) {
-    const classType = typeof node.class_type === 'string' ? ` (${node.class_type})` : '';
-    for (const error of node.errors ?? []) parts.push(`node ${id}${classType}: ${describeComfyError(error)}`);
-  }
-  const text = parts.join('; ');
-  return text.length > MESSAGE_CHARS ? `${text.slice(0, MESSAGE_CHARS)}…` : text;
+  parts.push(...describeNodeErrors(answer.node_errors));
+  return clip(parts.join('; '));
+}
+
+/** A prompt ComfyUI queued. */
+export interface QueuedPrompt {
+  readonly promptId: string;
+  /**
+   * The problems of the outputs ComfyUI dropped: it runs a prompt when at least one output passes validation
+   * and answers the others' errors in `node_errors` (execution.py validate_prompt).
+   */
+  readonly skippedOutputs?: string;
 }
 
 /** File name extension and MIME type from an image's first bytes (downloaded assets have no extension). */
@@ -151,10 +172,10 @@ export class ComfyUiClient {
   }
 
   /**
-   * Queues `workflow`; resolves with its prompt ID. A workflow ComfyUI refuses (HTTP 400 with `node_errors`)
-   * is `upstream_error` saying what it found wrong.
+   * Queues `workflow`; resolves with its prompt ID (and what ComfyUI said of outputs it dropped). A workflow
+   * ComfyUI refuses (HTTP 400 with `node_errors`) is `upstream_error` saying what it found wrong.
    */
-  async queuePrompt(workflow: Workflow, clientId: string, call: CallOptions): Promise<string> {
+  async queuePrompt(workflow: Workflow, clientId: string, call: CallOptions): Promise<QueuedPrompt> {
     const prompt: UpstreamCall = {
       method: 'POST',
       url: this.url('prompt'),
@@ -177,7 +198,7 @@ export class ComfyUiClient {
     } catch {
       if (call.signal.aborted) throw call.signal.reason;
     }
-    let answer: { prompt_id?: unknown };
+    let answer: { prompt_id?: unknown; node_errors?: PromptRefusal['node_errors'] };
     if (first && first.statusCode < 400) {
       answer = await this.#json(first, '/prompt');
     } else if (first && !isTransientStatus(first.statusCode)) {
@@ -192,7 +213,11 @@ export class ComfyUiClient {
     if (typeof answer.prompt_id !== 'string' || answer.prompt_id === '') {
       throw new TaskFailure('upstream_error', `${this.#label}: POST /prompt answered without a prompt_id.`);
     }
-    return answer.prompt_id;
+    const skipped = describeNodeErrors(answer.node_errors);
+    return {
+      promptId: answer.prompt_id,
+      ...(skipped.length > 0 ? { skippedOutputs: clip(skipped.join('; ')) } : {}),
+    };
   }
 
   /** What a 4xx answer to `POST /prompt` says: ComfyUI's own account of a 400, else the start of the body. */
@@ -284,29 +309,15 @@ export class ComfyUiClient {
     await call('interrupt', { prompt_id: promptId });
   }
 
-  /** One `GET /system_stats` within `timeoutMs`; rejects with what went wrong. */
-  async systemStats(signal: AbortSignal, timeoutMs: number): Promise<void> {
-    // Held here, and read below: AbortSignal.any() keeps its sources only weakly.
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const limited = AbortSignal.any([signal, timeout]);
-    try {
-      const response = await upstreamRequest(
-        { method: 'GET', url: this.url('system_stats'), headers: this.headers() },
-        {
-          label: this.#label,
-          signal: limited,
-          deadline: Date.now() + timeoutMs,
-          dispatcher: this.#dispatcher,
-          attemptTimeoutMs: timeoutMs,
-          maxAttempts: 1,
-        },
-      );
-      await response.body.dump();
-    } catch (error) {
-      if (timeout.aborted && !signal.aborted) {
-        throw new Error(`${this.#label}: GET /system_stats did not answer within ${timeoutMs / 1000} s.`);
-      }
-      throw error;
-    }
+  /** One `GET /system_stats` for the engine's check; rejects with what went wrong. */
+  async systemStats(signal: AbortSignal): Promise<void> {
+    await upstreamCheck({
+      call: { method: 'GET', url: this.url('system_stats'), headers: this.headers() },
+      what: 'GET /system_stats',
+      label: this.#label,
+      apiKey: this.#apiKey,
+      dispatcher: this.#dispatcher,
+      signal,
+    });
   }
 }

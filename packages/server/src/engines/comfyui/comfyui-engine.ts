@@ -14,15 +14,14 @@ import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { jobVideoTarget } from '../job-video-target.js';
 import { abortReason, untilAborted } from '../until-aborted.js';
-import { ComfyUiClient } from './comfyui-client.js';
+import { ComfyUiClient, type QueuedPrompt } from './comfyui-client.js';
 import type { ComfyUiOptions } from './comfyui-options.js';
-import { type HistoryEntry, historyOutcome, pickOutputFile } from './history-result.js';
+import { type HistoryEntry, historyOutcome, type OutputFile, pickOutputFile } from './history-result.js';
 import { ProgressSocket, SocketLost } from './progress-socket.js';
 import { SamplingProgress } from './sampling-progress.js';
 import { imageIndexFor, jobValues, type Workflow, WorkflowTemplate } from './workflow-template.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
-const CHECK_TIMEOUT_MS = 10_000;
 const SOCKET_OPEN_TIMEOUT_MS = 10_000;
 /** After an abort, how long a `POST /prompt` already sent may still answer (its answer names what to cancel). */
 const QUEUE_GRACE_MS = 5_000;
@@ -92,7 +91,7 @@ export class ComfyUiEngine implements Engine {
   /** The server answers `/system_stats`, and the workflow file is still there and still valid. */
   async check(signal: AbortSignal): Promise<void> {
     this.#loadWorkflow();
-    await this.#client.systemStats(signal, CHECK_TIMEOUT_MS);
+    await this.#client.systemStats(signal);
   }
 
   #loadWorkflow(): WorkflowTemplate {
@@ -144,10 +143,11 @@ export class ComfyUiEngine implements Engine {
         values.set(placeholder, name);
       }
       const workflow = this.#template.fill(values);
-      promptId = await this.#queue(workflow, clientId, context, (id) => {
+      const queued = await this.#queue(workflow, clientId, context, (id) => {
         promptId = id;
         if (signal.aborted) void cancel();
       });
+      promptId = queued.promptId;
 
       const entry = socket
         ? await this.#follow(socket, promptId, context, (node, value, max) => {
@@ -157,7 +157,7 @@ export class ComfyUiEngine implements Engine {
         : await this.#poll(promptId, context, { intervalMs: this.#pollIntervalMs, stop: signal });
       report(SAMPLING_SHARE);
 
-      const file = pickOutputFile(entry, this.#outputNode, this.#label);
+      const file = this.#outputFile(entry, queued.skippedOutputs);
       const raw = join(job.workDir, `comfyui-output${safeExtension(file.filename)}`);
       await this.#client.download(file, raw, context);
       report(DOWNLOADED);
@@ -179,6 +179,19 @@ export class ComfyUiEngine implements Engine {
       socket?.close();
     }
     report(1);
+  }
+
+  /** The video to fetch; when there is none, what ComfyUI said of the outputs it dropped is the likely reason. */
+  #outputFile(entry: HistoryEntry, skippedOutputs: string | undefined): OutputFile {
+    try {
+      return pickOutputFile(entry, this.#outputNode, this.#label);
+    } catch (error) {
+      if (!(error instanceof TaskFailure) || skippedOutputs === undefined) throw error;
+      throw new TaskFailure(
+        error.code,
+        `${error.message} ComfyUI did not run the outputs that failed its validation: ${skippedOutputs}`,
+      );
+    }
   }
 
   /** Which job image each image placeholder stands for; a missing one is the request's fault. */
@@ -225,7 +238,7 @@ export class ComfyUiEngine implements Engine {
     clientId: string,
     context: RenderContext,
     onQueued: (promptId: string) => void,
-  ): Promise<string> {
+  ): Promise<QueuedPrompt> {
     const { signal } = context;
     const request = new AbortController();
     const stopLater = (): void => {
@@ -234,9 +247,9 @@ export class ComfyUiEngine implements Engine {
     signal.addEventListener('abort', stopLater, { once: true });
     const queued = this.#client
       .queuePrompt(workflow, clientId, { signal: request.signal, deadline: context.deadline })
-      .then((id) => {
-        onQueued(id);
-        return id;
+      .then((answer) => {
+        onQueued(answer.promptId);
+        return answer;
       });
     // Rejections after the render gave up on the request have nobody to tell.
     queued.catch(() => undefined);

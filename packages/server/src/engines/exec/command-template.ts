@@ -13,6 +13,7 @@ import { nearestAspectRatio } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import type { ExecOptions } from './exec-options.js';
+import type { GeneratorFormat } from './generator-format.js';
 
 const numbered = (prefix: string, count: number): string[] =>
   Array.from({ length: count }, (_, i) => `${prefix}_${i + 1}`);
@@ -164,24 +165,26 @@ function paths(
   return Object.fromEntries(numbered(prefix, count).map((name, i) => [name, assets[i]?.path]));
 }
 
-/** Every placeholder's value for `job`. */
-export function placeholderValues(job: RenderJob): PlaceholderValues {
-  const { width, height } = job.frame;
+/** Every placeholder's value for `job`; sizes and frames are what the generator is asked for (`format`). */
+export function placeholderValues(job: RenderJob, format: GeneratorFormat): PlaceholderValues {
+  const { width, height } = format.size;
   const { params } = job;
   return {
     prompt: params.prompt,
     seed: String(params.seed),
     duration: String(params.duration),
-    frames: String(Math.round(params.duration * job.fps)),
-    fps: String(job.fps),
+    frames: String(format.frames),
+    fps: String(format.fps),
     width: String(width),
     height: String(height),
     size: `${width}x${height}`,
     size_star: `${width}*${height}`,
     quality: params.quality,
-    // `adaptive` was resolved into the frame size; the frame's own ratio is the resolved one.
+    // `adaptive` was resolved into the job's frame; the frame's own ratio is the resolved one.
     aspect_ratio:
-      params.aspect_ratio === 'adaptive' ? nearestAspectRatio(width, height) : params.aspect_ratio,
+      params.aspect_ratio === 'adaptive'
+        ? nearestAspectRatio(job.frame.width, job.frame.height)
+        : params.aspect_ratio,
     output: join(job.workDir, RAW_OUTPUT_NAME),
     work_dir: job.workDir,
     image: job.images[0]?.path,

@@ -6,7 +6,8 @@
  *
  * The command runs in its own process group, so that stopping it (abort, time limit) also stops what it
  * started: SIGTERM to the group, SIGKILL two seconds later if anything is left. What is left of the group
- * after a normal exit is stopped the same way.
+ * after a normal exit is stopped the same way. A guardian process, started with the command, stops the group
+ * the same way if the worker dies (SIGKILL, a crash) while the command runs (group-guardian.ts).
  *
  * The video is taken from `{output}` (`<work dir>/raw.mp4`); for generators that only take a directory
  * (`--save-path {work_dir}`), from the newest video file written under the work directory instead.
@@ -30,8 +31,9 @@ import {
   RAW_OUTPUT_NAME,
 } from './command-template.js';
 import type { ExecOptions } from './exec-options.js';
+import { type GeneratorOptions, generatorFormat } from './generator-format.js';
 import { OutputTail } from './output-tail.js';
-import { endGroup, KILL_GRACE_MS } from './process-group.js';
+import { endGroup, type GroupGuard, guardGroup, KILL_GRACE_MS } from './process-group.js';
 import { ProgressParser } from './progress-parser.js';
 
 const MAX_TIMER_MS = 2_147_483_647;
@@ -73,6 +75,7 @@ export class ExecEngine implements Engine {
   readonly #secrets: readonly string[];
   readonly #timeoutMs: number | undefined;
   readonly #ffmpegPath: string | undefined;
+  readonly #generator: GeneratorOptions;
 
   constructor(name: string, options: ExecOptions, context: EngineContext) {
     this.#name = name;
@@ -84,6 +87,7 @@ export class ExecEngine implements Engine {
     this.#secrets = Object.values(options.env ?? {}).filter((value) => value.length >= SECRET_MIN_CHARS);
     this.#timeoutMs = options.timeout_seconds === undefined ? undefined : options.timeout_seconds * 1000;
     this.#ffmpegPath = context.ffmpegPath;
+    this.#generator = { sizes: options.sizes, fps: options.fps, frame_step: options.frame_step };
   }
 
   get name(): string {
@@ -118,7 +122,11 @@ export class ExecEngine implements Engine {
   async render(job: RenderJob, context: RenderContext): Promise<void> {
     const { signal } = context;
     signal.throwIfAborted();
-    const args = fillCommand(this.#template, placeholderValues(job), this.#label);
+    const args = fillCommand(
+      this.#template,
+      placeholderValues(job, generatorFormat(job, this.#generator)),
+      this.#label,
+    );
     await mkdir(job.workDir, { recursive: true });
     await mkdir(dirname(job.outputPath), { recursive: true });
     const startedAt = Date.now();
@@ -162,6 +170,23 @@ export class ExecEngine implements Engine {
         },
       );
     }
+    const unguarded = (why: Error) =>
+      new TaskFailure(
+        'internal_error',
+        `${this.#label}: ${program} was stopped because the guardian process that stops it if this worker dies ${why.message}.`,
+        { cause: why },
+      );
+    // Guarded from the start: nothing else would stop the command if this process were killed.
+    let guard: GroupGuard | undefined;
+    if (child.pid !== undefined) {
+      try {
+        guard = guardGroup(child.pid);
+      } catch (error) {
+        await endGroup(child.pid);
+        throw unguarded(new Error(`could not be started: ${messageOf(error)}`, { cause: error }));
+      }
+    }
+    const guardLost = guard?.lost ?? new Promise<never>(() => {});
 
     const parser = new ProgressParser();
     // Output can still arrive after a stop; progress reported then would come after the task's failure.
@@ -204,7 +229,8 @@ export class ExecEngine implements Engine {
     });
 
     try {
-      const exit = await Promise.race([exited, stopped]);
+      const first = await Promise.race([exited, stopped, guardLost]);
+      const exit = first instanceof Error ? undefined : first;
       if (exit === undefined) reporting = false;
       if (exit?.spawnError) {
         throw new TaskFailure(
@@ -219,12 +245,15 @@ export class ExecEngine implements Engine {
       await Promise.race([closed, sleep(KILL_GRACE_MS)]);
       if (exit === undefined) {
         await Promise.race([exited, sleep(KILL_GRACE_MS)]);
+        if (first instanceof Error) throw unguarded(first);
         if (stopReason === 'abort') throw abortReason(signal);
         throw this.#timeout(this.#timeoutMs !== undefined && this.#timeoutMs <= limitMs);
       }
       return { ...exit, stderr: tails.stderr.lines(), stdout: tails.stdout.lines() };
     } finally {
       reporting = false;
+      // The group has been ended (or ended by itself): the guardian can go.
+      guard?.release();
       clearTimeout(timer);
       if (onAbort) signal.removeEventListener('abort', onAbort);
     }

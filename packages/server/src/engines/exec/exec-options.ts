@@ -18,6 +18,18 @@ export const ExecOptionsSchema = Type.Object(
     env: Type.Optional(Type.Record(Type.String(), Type.String())),
     /** The command is killed after this long (and the task fails with `timeout`); default: the task's limit. */
     timeout_seconds: Type.Optional(Type.Integer({ minimum: 1 })),
+    /**
+     * Frame sizes the generator accepts (`1280x720`); the size placeholders then carry the nearest one
+     * (orientation, then shape, then area) and the result is conformed to the request. Default: the exact frame.
+     */
+    sizes: Type.Optional(Type.Array(Type.String({ pattern: '^[1-9][0-9]*x[1-9][0-9]*$' }), { minItems: 1 })),
+    /** The frame rate the generator makes (Wan 2.2 A14B: 16); `{fps}` and `{frames}` follow it. Default 24. */
+    fps: Type.Optional(Type.Integer({ minimum: 1, maximum: 120 })),
+    /**
+     * The generator takes frame counts of the form step × n + 1 (Wan: 4, LTX-Video: 8): `{frames}` is then the
+     * smallest such count that covers the duration. Default: any count (duration × fps).
+     */
+    frame_step: Type.Optional(Type.Integer({ minimum: 1, maximum: 64 })),
   },
   { additionalProperties: false },
 );

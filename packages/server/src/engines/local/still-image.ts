@@ -7,6 +7,7 @@ import { type Canvas, createCanvas, type Image, loadImage, type SKRSContext2D } 
 import type { FrameSize } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
 import { chooseFit, fitRect, type Rect } from '../../media/fit.js';
+import { blurredBackdrop } from '../../media/fitted-image.js';
 import type { LocalAsset } from '../../ports/engine.js';
 import type { SeededRandom } from './seeded-random.js';
 
@@ -53,28 +54,6 @@ async function decode(asset: LocalAsset): Promise<Image> {
     throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the image has no pixels.`);
   }
   return image;
-}
-
-function blurredBackdrop(image: Image, frame: FrameSize): Canvas {
-  const canvas = createCanvas(frame.width, frame.height);
-  const ctx = canvas.getContext('2d');
-  ctx.fillStyle = '#000';
-  ctx.fillRect(0, 0, frame.width, frame.height);
-  const radius = Math.max(frame.width, frame.height) / 40;
-  // Enlarged past the frame so the blur's transparent fringe falls outside it.
-  const cover = fitRect(
-    image.width,
-    image.height,
-    frame.width + 6 * radius,
-    frame.height + 6 * radius,
-    'cover',
-  );
-  ctx.filter = `blur(${radius}px)`;
-  ctx.drawImage(image, cover.x - 3 * radius, cover.y - 3 * radius, cover.width, cover.height);
-  ctx.filter = 'none';
-  ctx.fillStyle = 'rgba(0, 0, 0, 0.3)';
-  ctx.fillRect(0, 0, frame.width, frame.height);
-  return canvas;
 }
 
 /** Decodes an image asset; an undecodable one is `invalid_asset` naming its field and index. */

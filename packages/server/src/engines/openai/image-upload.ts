@@ -1,9 +1,15 @@
 /**
- * The image a create request uploads as `input_reference`: its bytes, content type and a file name to match.
+ * The image a create request uploads as `input_reference`: its bytes, content type and a file name to match,
+ * fitted to the video's size. OpenAI refuses a reference that is not exactly the requested size, and vLLM-Omni
+ * stretches one to it, so a picture of another size or shape is drawn into the size first by the rule of
+ * media/fit.ts (undistorted, covered or contained over a blurred fill) and sent as PNG.
  * Downloaded assets carry no extension (their content decides what they are), so the type is read from the
  * file's first bytes, then from an extension, if any.
  */
 import { readFile } from 'node:fs/promises';
+import type { FrameSize } from '../../domain/frame-size.js';
+import { TaskFailure } from '../../errors.js';
+import { fitImage, imageSize } from '../../media/fitted-image.js';
 import { IMAGE_EXTENSIONS, mediaType } from '../media-type.js';
 
 export interface ImageUpload {
@@ -17,6 +23,9 @@ interface ImageType {
   readonly extension: string;
 }
 
+/** The types every server of OpenAI's Videos API takes as they are (OpenAI: JPEG, PNG and WebP only). */
+const SENT_AS_IS = new Set(['image/png', 'image/jpeg', 'image/webp']);
+
 /** The image type of `bytes` by their signature, else by `path`'s extension. */
 export function imageType(bytes: Buffer, path: string): ImageType | undefined {
   const contentType = mediaType(bytes, path, 'image_urls');
@@ -24,12 +33,26 @@ export function imageType(bytes: Buffer, path: string): ImageType | undefined {
   return extension ? { contentType, extension } : undefined;
 }
 
-export async function readImageUpload(path: string): Promise<ImageUpload> {
+/** The image at `path` as an upload of exactly `size`: as it is when it already is, else fitted into it. */
+export async function readImageUpload(path: string, size: FrameSize, label: string): Promise<ImageUpload> {
   const bytes = await readFile(path);
   const type = imageType(bytes, path);
-  return {
-    bytes,
-    contentType: type?.contentType ?? 'application/octet-stream',
-    fileName: type ? `input_reference.${type.extension}` : 'input_reference',
-  };
+  try {
+    const actual = await imageSize(bytes);
+    if (
+      type &&
+      SENT_AS_IS.has(type.contentType) &&
+      actual.width === size.width &&
+      actual.height === size.height
+    ) {
+      return { bytes, contentType: type.contentType, fileName: `input_reference.${type.extension}` };
+    }
+    const fitted = await fitImage(bytes, size);
+    return { bytes: await fitted.encode('png'), contentType: 'image/png', fileName: 'input_reference.png' };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new TaskFailure('invalid_asset', `image_urls[0]: ${label} cannot send this image (${reason}).`, {
+      cause: error,
+    });
+  }
 }

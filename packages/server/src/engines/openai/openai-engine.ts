@@ -1,48 +1,44 @@
 /**
- * The `openai` engine: hands each job to a server with OpenAI's Videos API (SGLang Diffusion and vLLM-Omni
- * serving Wan or HunyuanVideo, or OpenAI itself). It creates a video (`POST /v1/videos`, multipart with the
- * first image as `input_reference` when the job has one), polls it until it is done, downloads its content
- * and conforms it to the job. An abort deletes the upstream video, so the server stops working on it; the
- * task's time limit running out while the server is still busy is `timeout`.
+ * The `openai` engine: hands each job to a server with OpenAI's Videos API (OpenAI itself, or SGLang Diffusion
+ * and vLLM-Omni serving Wan or HunyuanVideo), in that server's dialect (`server`: its fields, encoding, sizes
+ * and durations; video-server-dialect.ts). It creates a video (`POST /v1/videos`, the first image fitted to
+ * the chosen size as `input_reference`), polls it until it is done, downloads its content and conforms it to
+ * the job. When the wait ends any other way (cancel, lost lease, the task's time limit), it deletes the video
+ * where the server lets it, which on vLLM-Omni stops the work; OpenAI cannot stop a started video and SGLang
+ * only forgets it.
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { FormData } from 'undici';
 import { TaskFailure } from '../../errors.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
+import { frameCount } from '../frame-count.js';
 import { jobVideoTarget } from '../job-video-target.js';
-import { redactSecret, withoutSecret } from '../redact-secret.js';
+import { withoutSecret } from '../redact-secret.js';
+import { chooseSeconds, chooseSize, parseSize } from '../size-mapping.js';
+import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import {
-  type UpstreamBody,
-  type UpstreamCall,
-  type UpstreamOptions,
-  UpstreamRefusal,
-  upstreamJson,
-  upstreamRequest,
-} from '../upstream-request.js';
+import { type UpstreamOptions, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { readImageUpload } from './image-upload.js';
 import type { OpenAiOptions } from './openai-options.js';
-import { chooseSeconds, chooseSize } from './size-mapping.js';
 import { parseVideoObject, type VideoObject } from './video-object.js';
+import type { VideoServerDialect } from './video-server-dialect.js';
+import { VIDEO_SERVER_DIALECTS } from './video-server-dialects.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
 /** Generation takes this share of the progress; downloading and conforming the result the rest. */
 const GENERATION_SHARE = 0.9;
 const DOWNLOADED = 0.93;
 const CANCEL_TIMEOUT_MS = 5000;
-const CHECK_TIMEOUT_MS = 10_000;
 const EXCERPT_CHARS = 300;
 
-function formValue(value: unknown): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
-}
+/** Fields the engine sets itself, which `extra_body` may not replace. */
+const OWN_FIELDS = ['model', 'prompt', 'size', 'seconds', 'seed', 'input_reference', 'extra_body'];
+const FRAME_FIELDS = ['fps', 'num_frames'];
+/** A vLLM-Omni `DELETE` that is still cancelling (409) is asked again this often. */
+const CANCEL_RETRY_MS = 250;
 
 function clamp01(value: number): number {
   return Math.min(1, Math.max(0, value));
@@ -53,12 +49,25 @@ export class OpenAiEngine implements Engine {
   readonly #options: OpenAiOptions;
   readonly #context: EngineContext;
   readonly #label: string;
+  readonly #dialect: VideoServerDialect;
 
+  /** Throws an Error naming the problem when the options cannot work with the server. */
   constructor(name: string, options: OpenAiOptions, context: EngineContext) {
     this.#name = name;
     this.#options = options;
     this.#context = context;
     this.#label = `openai engine "${name}"`;
+    this.#dialect = VIDEO_SERVER_DIALECTS[options.server ?? 'openai'];
+    const own = options.fps === undefined ? OWN_FIELDS : [...OWN_FIELDS, ...FRAME_FIELDS];
+    const replaced = Object.keys(options.extra_body ?? {}).filter((field) => own.includes(field));
+    if (replaced.length > 0) {
+      throw new Error(`extra_body: the engine sets ${replaced.join(', ')} from each request`);
+    }
+    if (options.frame_step !== undefined && options.fps === undefined) {
+      throw new Error('frame_step: goes with fps');
+    }
+    const problem = this.#dialect.optionsProblem(options);
+    if (problem) throw new Error(problem);
   }
 
   get name(): string {
@@ -66,47 +75,49 @@ export class OpenAiEngine implements Engine {
   }
 
   /**
-   * `GET /v1/models` as OpenAI and vLLM-Omni serve it, else SGLang Diffusion's `GET /models`; any answer but
-   * 2xx within 10 s is a problem.
+   * `GET /v1/models` (older SGLang Diffusion releases: `GET /models`), authenticated: any answer but 2xx within
+   * 10 s is a problem, and so is a list that shows the server will not take the configured `model`.
    */
   async check(signal: AbortSignal): Promise<void> {
-    const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
-    const both = AbortSignal.any([signal, timeout]);
+    // The fallback path gets what is left of the first one's 10 s, not 10 s of its own.
+    const timeLimit = checkTimeLimit();
     let path = 'v1/models';
-    try {
-      let status = await this.#statusOf(path, both);
-      if (status === 404) {
-        path = 'models';
-        status = await this.#statusOf(path, both);
-      }
-      if (status >= 300) throw new Error(`${this.#label}: GET /${path} answered HTTP ${status}.`);
-    } catch (error) {
-      if (signal.aborted) throw signal.reason;
-      if (timeout.aborted) {
-        throw new Error(`${this.#label}: GET /${path} did not answer within ${CHECK_TIMEOUT_MS / 1000} s.`);
-      }
-      const message = error instanceof Error ? error.message : String(error);
-      throw new Error(redactSecret(message, this.#options.api_key));
+    let status = await this.#checkModels(path, signal, timeLimit);
+    if (status === 404) {
+      path = 'models';
+      status = await this.#checkModels(path, signal, timeLimit);
     }
+    if (status >= 300) throw new Error(`${this.#label}: GET /${path} answered HTTP ${status}.`);
   }
 
-  async #statusOf(path: string, signal: AbortSignal): Promise<number> {
-    const call: UpstreamCall = { method: 'GET', url: this.#url(path), headers: this.#headers() };
-    try {
-      const response = await upstreamRequest(call, {
-        label: this.#label,
-        signal,
-        deadline: Date.now() + CHECK_TIMEOUT_MS,
-        dispatcher: this.#context.dispatcher,
-        attemptTimeoutMs: CHECK_TIMEOUT_MS,
-        maxAttempts: 1,
-      });
-      await response.body.dump();
-      return response.statusCode;
-    } catch (error) {
-      if (error instanceof UpstreamRefusal && error.status === 404) return 404;
-      throw error;
-    }
+  /**
+   * The status of `GET path` (404 included); when it answers a list of models (`{data: [{id}]}`), also checks
+   * that the server will take the configured one.
+   */
+  #checkModels(path: string, signal: AbortSignal, timeLimit: AbortSignal): Promise<number> {
+    return upstreamCheck({
+      call: { method: 'GET', url: this.#url(path), headers: this.#headers() },
+      what: `GET /${path}`,
+      label: this.#label,
+      apiKey: this.#options.api_key,
+      dispatcher: this.#context.dispatcher,
+      signal,
+      timeLimit,
+      onRefusal: (refusal) => {
+        if (refusal.status === 404) return 404;
+        throw refusal;
+      },
+      read: async (response) => {
+        const body: unknown = await response.body.json().catch(() => undefined);
+        const data = (body as { data?: unknown } | undefined)?.data;
+        const models = Array.isArray(data)
+          ? data.map((model) => (model as { id?: unknown } | null)?.id).filter((id) => typeof id === 'string')
+          : undefined;
+        const problem = models && this.#dialect.modelsProblem(models, this.#options.model);
+        if (problem) throw new Error(`${this.#label}: ${problem}.`);
+        return response.statusCode;
+      },
+    });
   }
 
   async render(job: RenderJob, context: RenderContext): Promise<void> {
@@ -142,36 +153,32 @@ export class OpenAiEngine implements Engine {
     progress(1);
   }
 
-  /** `POST /v1/videos`: JSON for a text job, multipart with the first image for a job that has one. */
+  /** `POST /v1/videos` in the server's dialect, with the frame size and duration mapped onto what it takes. */
   async #create(job: RenderJob, context: RenderContext): Promise<VideoObject> {
-    const fields: Record<string, unknown> = {
-      model: this.#options.model,
+    const options = this.#options;
+    const size = chooseSize(job.frame, options.sizes ?? this.#dialect.defaultSizes(options.model));
+    const seconds = chooseSeconds(job.params.duration, options.seconds ?? this.#dialect.defaultSeconds);
+    const first = job.images[0];
+    const request = this.#dialect.createRequest({
+      model: options.model,
       prompt: job.params.prompt,
-      size: chooseSize(job.frame, this.#options.sizes),
-      // OpenAI's API takes the duration as a string ("4"); extra_body can override it for servers that don't.
-      seconds: String(chooseSeconds(job.params.duration, this.#options.seconds)),
+      size,
+      seconds,
       seed: job.params.seed,
-      ...this.#options.extra_body,
-    };
-    const image = job.images[0];
-    let body: UpstreamBody;
-    const headers = this.#headers();
-    if (image) {
-      const upload = await readImageUpload(image.path);
-      const form = new FormData();
-      for (const [name, value] of Object.entries(fields)) {
-        const text = formValue(value);
-        if (text !== undefined) form.append(name, text);
-      }
-      form.append('input_reference', new Blob([upload.bytes], { type: upload.contentType }), upload.fileName);
-      body = form;
-    } else {
-      headers['content-type'] = 'application/json';
-      body = JSON.stringify(fields);
-    }
-    const url = this.#url('v1/videos');
+      frames:
+        options.fps === undefined
+          ? undefined
+          : { fps: options.fps, count: frameCount(seconds * options.fps, options.frame_step) },
+      extra: options.extra_body ?? {},
+      image: first && (await readImageUpload(first.path, parseSize(size), this.#label)),
+    });
     const answer = await upstreamJson<unknown>(
-      { method: 'POST', url, headers, body },
+      {
+        method: 'POST',
+        url: this.#url('v1/videos'),
+        headers: { ...this.#headers(), ...request.headers },
+        body: request.body,
+      },
       this.#upstreamOptions(context),
     );
     return this.#videoObject(answer, 'POST /v1/videos');
@@ -209,32 +216,56 @@ export class OpenAiEngine implements Engine {
         const path = `GET /v1/videos/${created.id}`;
         const answer = await upstreamJson<unknown>(
           { method: 'GET', url: this.#videoUrl(created.id), headers: this.#headers() },
-          this.#upstreamOptions(context),
+          { ...this.#upstreamOptions(context), finalAnswer: this.#failedVideoAnswer },
         );
         video = this.#videoObject(answer, path);
       }
     } catch (error) {
-      if (video.status !== 'failed') await this.#cancel(created.id);
+      if (video.status !== 'failed' && this.#dialect.runningDelete !== 'refused')
+        await this.#cancel(created.id);
       throw error;
     }
     progress(GENERATION_SHARE);
   }
 
-  /** `DELETE /v1/videos/{id}`, best effort: its own short time limit, and any failure ignored. */
-  async #cancel(id: string): Promise<void> {
+  /** On a server whose failed videos answer with an error status: whether this answer is such a video. */
+  readonly #failedVideoAnswer = (status: number, body: string): boolean => {
+    if (!this.#dialect.failedVideoHasErrorStatus || status < 400) return false;
     try {
-      const response = await upstreamRequest(
-        { method: 'DELETE', url: this.#videoUrl(id), headers: this.#headers() },
-        {
-          label: this.#label,
-          signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
-          deadline: Date.now() + CANCEL_TIMEOUT_MS,
-          dispatcher: this.#context.dispatcher,
-          attemptTimeoutMs: CANCEL_TIMEOUT_MS,
-          maxAttempts: 1,
-        },
-      );
-      await response.body.dump();
+      return parseVideoObject(JSON.parse(body))?.status === 'failed';
+    } catch {
+      return false;
+    }
+  };
+
+  /**
+   * `DELETE /v1/videos/{id}`, best effort within its own short time limit, any failure ignored; asked again
+   * while vLLM-Omni answers that it is still cancelling (409).
+   */
+  async #cancel(id: string): Promise<void> {
+    const deadline = Date.now() + CANCEL_TIMEOUT_MS;
+    const signal = AbortSignal.timeout(CANCEL_TIMEOUT_MS);
+    try {
+      for (;;) {
+        try {
+          const response = await upstreamRequest(
+            { method: 'DELETE', url: this.#videoUrl(id), headers: this.#headers() },
+            {
+              label: this.#label,
+              signal,
+              deadline,
+              dispatcher: this.#context.dispatcher,
+              attemptTimeoutMs: CANCEL_TIMEOUT_MS,
+              maxAttempts: 1,
+            },
+          );
+          await response.body.dump();
+          return;
+        } catch (error) {
+          if (!(error instanceof UpstreamRefusal && error.status === 409)) throw error;
+          await sleep(CANCEL_RETRY_MS, undefined, { signal });
+        }
+      }
     } catch {
       // The server may be gone or not support deleting; the task ends the same either way.
     }

@@ -3,10 +3,10 @@
  * The key is tried on a task id that cannot exist: `404 task_not_found` means it was accepted, `401` that it
  * was refused. Nothing is created upstream.
  */
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
+import { checkRequest } from '../upstream-check.js';
 import { bodyExcerpt } from '../upstream-request.js';
 
-const CHECK_TIMEOUT_MS = 10_000;
 export const CHECK_TASK_ID = 'task-unified-check';
 
 export interface RelayCheckTarget {
@@ -22,35 +22,16 @@ function origin(base: string): string {
   return new URL(base).origin;
 }
 
-async function get(
+function get(
   target: RelayCheckTarget,
   path: string,
   headers: Record<string, string>,
   signal: AbortSignal,
 ): Promise<Dispatcher.ResponseData> {
-  // Held here, and read below: AbortSignal.any() keeps its sources only weakly.
-  const timeout = AbortSignal.timeout(CHECK_TIMEOUT_MS);
-  try {
-    return await request(`${target.base}${path}`, {
-      method: 'GET',
-      headers,
-      signal: AbortSignal.any([signal, timeout]),
-      dispatcher: target.dispatcher,
-      headersTimeout: CHECK_TIMEOUT_MS,
-      bodyTimeout: CHECK_TIMEOUT_MS,
-    });
-  } catch (error) {
-    signal.throwIfAborted();
-    if (timeout.aborted) {
-      throw new Error(`${target.label}: GET ${path} did not answer within ${CHECK_TIMEOUT_MS / 1000} s.`);
-    }
-    const code = (error as { code?: unknown }).code;
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new Error(
-      `${target.label}: ${origin(target.base)} could not be reached: ${typeof code === 'string' && !reason.includes(code) ? `${code} ` : ''}${reason}`,
-      { cause: error },
-    );
-  }
+  return checkRequest(
+    { label: target.label, what: `GET ${path}`, dispatcher: target.dispatcher, signal },
+    { method: 'GET', url: `${target.base}${path}`, headers },
+  );
 }
 
 function errorCodeOf(text: string): string | undefined {

@@ -1,9 +1,9 @@
 /**
- * Maps a job's frame and duration onto what an `openai` engine's server accepts (its `sizes` and `seconds`
- * options). The server's video need not match exactly: conformVideo fits it to the job afterwards, so the
- * aim is the accepted value that needs the least fixing.
+ * Maps a job's frame and duration onto what a model accepts (the `sizes` and `seconds` options of `openai`
+ * and `exec` engines). The model's video need not match the job exactly: conformVideo fits it to the job
+ * afterwards, so the aim is the accepted value that needs the least fixing.
  */
-import type { FrameSize } from '../../domain/frame-size.js';
+import type { FrameSize } from '../domain/frame-size.js';
 
 /**
  * Shapes within this distance (natural log of the aspect ratio, ~5%) of the nearest count as equally near:

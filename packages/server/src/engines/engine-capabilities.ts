@@ -1,0 +1,66 @@
+/**
+ * What inputs an engine can hand its model, so that a request the routed engine cannot honour is refused at
+ * creation (`input_not_supported`) rather than silently degraded. Decided from an engine's options alone (no
+ * server is asked), so API processes that build no engines can check too. Engines that say nothing take
+ * everything the interface allows.
+ */
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { ModelDefinition } from '../domain/models.js';
+
+export interface EngineCapabilities {
+  /** Image mode's one image. */
+  readonly firstFrame: boolean;
+  /** Image mode's second image. */
+  readonly lastFrame: boolean;
+  /** Reference mode: the most images, videos and audio files it takes. */
+  readonly referenceImages: number;
+  readonly referenceVideos: number;
+  readonly referenceAudios: number;
+}
+
+export const ANY_INPUT: EngineCapabilities = {
+  firstFrame: true,
+  lastFrame: true,
+  referenceImages: Number.POSITIVE_INFINITY,
+  referenceVideos: Number.POSITIVE_INFINITY,
+  referenceAudios: Number.POSITIVE_INFINITY,
+};
+
+export interface UnsupportedInput {
+  readonly param: 'image_urls' | 'video_urls' | 'audio_urls';
+  readonly message: string;
+}
+
+function count(n: number, what: string): string {
+  return n === 0 ? `no ${what}s` : `at most ${n} ${what}${n === 1 ? '' : 's'}`;
+}
+
+/** Why `engine` (named in the message) cannot take the request's inputs, or undefined. */
+export function unsupportedInput(
+  model: ModelDefinition,
+  params: GenerationParams,
+  capabilities: EngineCapabilities,
+  engine: string,
+): UnsupportedInput | undefined {
+  const by = `${model.id} is rendered by the engine "${engine}", which`;
+  if (model.mode === 'image') {
+    if (!capabilities.firstFrame) {
+      return { param: 'image_urls', message: `${by} takes no first-frame image.` };
+    }
+    if (params.image_urls.length > 1 && !capabilities.lastFrame) {
+      return { param: 'image_urls', message: `${by} takes a first frame but no last frame: send one image.` };
+    }
+    return undefined;
+  }
+  if (model.mode !== 'reference') return undefined;
+  const checks = [
+    ['image_urls', params.image_urls.length, capabilities.referenceImages, 'reference image'],
+    ['video_urls', params.video_urls.length, capabilities.referenceVideos, 'reference video'],
+    ['audio_urls', params.audio_urls.length, capabilities.referenceAudios, 'reference audio file'],
+  ] as const;
+  for (const [param, given, most, what] of checks) {
+    if (given > most)
+      return { param, message: `${by} takes ${count(most, what)}; this request has ${given}.` };
+  }
+  return undefined;
+}

@@ -1,0 +1,16 @@
+/** What a `gemini` engine can hand Veo (engine-capabilities.ts): decided by the configured model. */
+import { ANY_INPUT, type EngineCapabilities } from '../engine-capabilities.js';
+import type { GeminiOptions } from './gemini-options.js';
+import { veoModel } from './veo-models.js';
+
+export function geminiCapabilities(options: GeminiOptions): EngineCapabilities {
+  if (options.unsupported_inputs === 'drop') return ANY_INPUT;
+  const veo = veoModel(options.model);
+  return {
+    firstFrame: true,
+    lastFrame: veo.lastFrame,
+    referenceImages: veo.referenceImages,
+    referenceVideos: 0,
+    referenceAudios: 0,
+  };
+}

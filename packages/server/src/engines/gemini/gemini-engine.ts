@@ -1,0 +1,132 @@
+/**
+ * The `gemini` engine: Google's Veo models through the Gemini API (ai.google.dev/gemini-api/docs/video). It
+ * starts a long-running operation (`POST /v1beta/models/{model}:predictLongRunning`, veo-request.ts), polls
+ * it (`GET /v1beta/{operation name}`, veo-operation.ts), downloads the video it made (veo-download.ts) and
+ * conforms it to the job (hosted-render.ts), which also drops the soundtrack Veo 3 always makes unless the
+ * request had an audio reference.
+ *
+ * The Gemini API has no way to cancel a Veo operation (its only cancel route is for batches): on cancel, a
+ * lost lease or the time limit the engine stops polling, and the video is made (and billed) upstream anyway.
+ */
+import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
+import type { EngineContext } from '../engine-context.js';
+import { urlUnder } from '../hosted/hosted-options.js';
+import { renderHosted } from '../hosted/hosted-render.js';
+import { withinCheckLimit } from '../upstream-check.js';
+import { type GeminiCallOptions, geminiJson } from './gemini-call.js';
+import { GEMINI_BASE_URL, GEMINI_POLL_INTERVAL_MS, type GeminiOptions } from './gemini-options.js';
+import { downloadVeoVideo } from './veo-download.js';
+import { type VeoModel, veoModel } from './veo-models.js';
+import { operationName, veoStatus } from './veo-operation.js';
+import { veoRequest } from './veo-request.js';
+
+export class GeminiEngine implements Engine {
+  readonly #name: string;
+  readonly #options: GeminiOptions;
+  readonly #context: EngineContext;
+  readonly #label: string;
+  readonly #veo: VeoModel;
+  readonly #baseUrl: string;
+
+  constructor(name: string, options: GeminiOptions, context: EngineContext) {
+    this.#name = name;
+    this.#options = options;
+    this.#context = context;
+    this.#label = `gemini engine "${name}"`;
+    this.#veo = veoModel(options.model);
+    this.#baseUrl = options.base_url ?? GEMINI_BASE_URL;
+  }
+
+  get name(): string {
+    return this.#name;
+  }
+
+  /**
+   * `GET /v1beta/models/{model}` with the key: free, and proves both that the key is accepted and that the
+   * model is still offered (Google retires Veo models; a retired one answers 404).
+   */
+  async check(signal: AbortSignal): Promise<void> {
+    const path = `/v1beta/models/${this.#options.model}`;
+    const limit = {
+      what: `GET ${path}`,
+      label: this.#label,
+      apiKey: this.#options.api_key,
+      dispatcher: this.#context.dispatcher,
+      signal,
+    };
+    await withinCheckLimit(limit, async (options) => {
+      const model = await geminiJson<{ supportedGenerationMethods?: unknown }>(
+        { method: 'GET', url: this.#url(path), headers: this.#headers() },
+        'model',
+        { ...options, model: this.#options.model },
+      );
+      const methods = model.supportedGenerationMethods;
+      if (Array.isArray(methods) && !methods.includes('predictLongRunning')) {
+        throw new Error(
+          `${this.#label}: the model "${this.#options.model}" does not make videos (its methods: ${methods.join(', ')}).`,
+        );
+      }
+    });
+  }
+
+  async render(job: RenderJob, context: RenderContext): Promise<void> {
+    const label = this.#label;
+    const options = this.#callOptions(context.signal, context.deadline);
+    await renderHosted(job, context, {
+      label,
+      apiKey: this.#options.api_key,
+      pollIntervalMs: this.#options.poll_interval_ms ?? GEMINI_POLL_INTERVAL_MS,
+      ffmpegPath: this.#context.ffmpegPath,
+      steps: {
+        submit: async () => {
+          const body = await veoRequest(job, this.#veo, {
+            label,
+            model: this.#options.model,
+            dropUnsupported: this.#options.unsupported_inputs === 'drop',
+          });
+          const answer = await geminiJson<unknown>(
+            {
+              method: 'POST',
+              url: this.#url(`/v1beta/models/${this.#options.model}:predictLongRunning`),
+              headers: { ...this.#headers(), 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            },
+            'submit',
+            options,
+          );
+          return operationName(answer, label);
+        },
+        poll: async (name) => {
+          const answer = await geminiJson<unknown>(
+            { method: 'GET', url: this.#url(`/v1beta/${name}`), headers: this.#headers() },
+            'poll',
+            options,
+          );
+          return veoStatus(answer, label);
+        },
+        // The Gemini API cannot cancel a Veo operation: stopping the polls is all there is to do.
+        cancel: async () => {},
+      },
+      download: (uri, path) =>
+        downloadVeoVideo({ uri, path, apiKey: this.#options.api_key, baseUrl: this.#baseUrl }, options),
+    });
+  }
+
+  #callOptions(signal: AbortSignal, deadline: number): GeminiCallOptions {
+    return {
+      label: this.#label,
+      model: this.#options.model,
+      signal,
+      deadline,
+      dispatcher: this.#context.dispatcher,
+    };
+  }
+
+  #headers(): Record<string, string> {
+    return { 'x-goog-api-key': this.#options.api_key };
+  }
+
+  #url(path: string): URL {
+    return urlUnder(this.#baseUrl, path);
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The `openai` engine speaking to OpenAI's Videos API (Sora 2), against a strict fake written from OpenAI's
+ * API description (test/fakes/video-servers.ts): every model ID at every quality and aspect ratio, only the
+ * parameters OpenAI takes, its sizes and durations, a reference image of exactly the size.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
+import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
+import { TaskFailure } from '../src/errors.js';
+import { FakeVideoServer } from './fakes/video-servers.js';
+import { describeJob, type GridAssets, gridJobs, writeGridAssets } from './helpers/engine-grid.js';
+import {
+  assertContractVideo,
+  assertProgressRisesToOne,
+  makeJob,
+  renderContext,
+} from './helpers/render-jobs.js';
+
+const KEY = 'sk-proj-Zq8vN3rT5wY1pL7xK2mB9cD4';
+
+let dir: string;
+let assets: GridAssets;
+let fake: FakeVideoServer;
+
+function engine(options: Partial<OpenAiOptions> = {}): OpenAiEngine {
+  return new OpenAiEngine(
+    'sora',
+    {
+      type: 'openai',
+      base_url: fake.url,
+      api_key: KEY,
+      model: 'sora-2-pro',
+      poll_interval_ms: 10,
+      ...options,
+    },
+    { baseDir: dir },
+  );
+}
+
+async function post(body: FormData | string, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${fake.url}/v1/videos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${KEY}`, ...headers },
+    body,
+  });
+}
+
+function form(fields: Record<string, string>): FormData {
+  const data = new FormData();
+  for (const [name, value] of Object.entries(fields)) data.append(name, value);
+  return data;
+}
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'videogen-openai-dialect-'));
+  assets = await writeGridAssets(dir);
+  fake = await FakeVideoServer.start({ kind: 'openai', apiKey: KEY, cacheDir: join(dir, 'cache') });
+});
+
+after(async () => {
+  await fake.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('the fake refuses what OpenAI refuses', () => {
+  it('a seed, a size or duration OpenAI does not make, an integer seconds, a pro size on sora-2, a wrong key', async () => {
+    const cases: [FormData | string, Record<string, string>, number, string][] = [
+      [form({ model: 'sora-2', prompt: 'p', seed: '7' }), {}, 400, "Unknown parameter: 'seed'."],
+      [form({ model: 'sora-2', prompt: 'p', size: '854x480' }), {}, 400, "Invalid value: '854x480'"],
+      [form({ model: 'sora-2', prompt: 'p', seconds: '5' }), {}, 400, "Invalid value: '5'"],
+      [form({ model: 'sora-2', prompt: 'p', size: '1792x1024' }), {}, 400, 'not supported by sora-2'],
+      [
+        JSON.stringify({ model: 'sora-2', prompt: 'p', seconds: 8 }),
+        { 'content-type': 'application/json' },
+        400,
+        'got an integer',
+      ],
+      [
+        form({ model: 'sora-2', prompt: 'p' }),
+        { authorization: 'Bearer sk-wrong' },
+        401,
+        'Incorrect API key',
+      ],
+    ];
+    for (const [body, headers, status, message] of cases) {
+      const response = await post(body, headers);
+      const text = await response.text();
+      assert.equal(response.status, status, text);
+      assert.ok(text.includes(message), text);
+    }
+  });
+
+  it('a reference image that is not exactly the requested size', async () => {
+    const data = form({ model: 'sora-2', prompt: 'p', size: '1280x720' });
+    const { readFile } = await import('node:fs/promises');
+    data.append(
+      'input_reference',
+      new Blob([await readFile(assets.wide.path)], { type: 'image/png' }),
+      'a.png',
+    );
+    const response = await post(data);
+    assert.equal(response.status, 400);
+    assert.match(await response.text(), /Inpaint image must match the requested width and height/);
+  });
+});
+
+describe('openai engine, server: openai', () => {
+  it('renders every model ID at every quality and aspect ratio, sending only what OpenAI takes', async () => {
+    const sora = engine();
+    for (const job of gridJobs(dir, assets, 'task-sora')) {
+      const ctx = renderContext();
+      await sora.render(job, ctx);
+      await assertContractVideo(job);
+      assertProgressRisesToOne(ctx.progress);
+      const create = fake.creates.at(-1);
+      assert.ok(create, describeJob(job));
+      assert.ok(create.contentType.startsWith('multipart/form-data'), 'multipart, as the SDKs send it');
+      assert.deepEqual(
+        Object.keys(create.fields).sort(),
+        ['model', 'prompt', 'seconds', 'size'],
+        describeJob(job),
+      );
+      assert.equal(create.effective.seed, undefined, 'no seed: OpenAI has none');
+      assert.ok(['4', '8', '12'].includes(String(create.fields.seconds)));
+      const landscape = job.frame.width >= job.frame.height;
+      const { width, height } = create.effective;
+      assert.equal(width >= height, landscape, `${describeJob(job)}: asked ${width}x${height}`);
+      if (job.images.length > 0) {
+        assert.deepEqual(
+          create.effective.image && [create.effective.image.width, create.effective.image.height],
+          [width, height],
+        );
+      } else {
+        assert.equal(create.effective.image, undefined);
+      }
+    }
+  });
+
+  it('asks sora-2 only for 1280x720 and 720x1280, and a 1080p portrait of sora-2-pro for 1024x1792', async () => {
+    await engine({ model: 'sora-2' }).render(
+      makeJob(dir, { quality: '1080p', ratio: '9:16' }),
+      renderContext(),
+    );
+    assert.equal(fake.creates.at(-1)?.fields.size, '720x1280');
+    await engine().render(makeJob(dir, { quality: '1080p', ratio: '9:16', duration: 6 }), renderContext());
+    assert.deepEqual(
+      [fake.creates.at(-1)?.fields.size, fake.creates.at(-1)?.fields.seconds],
+      ['1024x1792', '8'],
+    );
+  });
+
+  it('sends no DELETE for a cancelled video, which OpenAI cannot stop', async () => {
+    fake.outcome = 'never-finish';
+    try {
+      const controller = new AbortController();
+      const reason = new Error('cancelled by the client');
+      const ctx = renderContext(controller.signal, { onProgress: () => controller.abort(reason) });
+      await assert.rejects(engine().render(makeJob(dir), ctx), (error) => error === reason);
+      assert.equal(fake.requests.filter((r) => r.method === 'DELETE').length, 0);
+    } finally {
+      fake.outcome = 'complete';
+    }
+  });
+
+  it('fails with upstream_error quoting OpenAI when it refuses the size asked for', async () => {
+    const failure = await engine({ model: 'sora-2', sizes: ['1792x1024'] })
+      .render(makeJob(dir), renderContext())
+      .then(
+        () => assert.fail('expected a failure'),
+        (error: unknown) => error,
+      );
+    assert.ok(failure instanceof TaskFailure);
+    assert.equal(failure.code, 'upstream_error');
+    assert.match(failure.message, /POST \/v1\/videos answered HTTP 400: .*not supported by sora-2/);
+  });
+
+  it('refuses at start extra_body fields and frame settings OpenAI would refuse', () => {
+    assert.throws(() => engine({ extra_body: { seed: null } }), /extra_body: .*seed/);
+    assert.throws(
+      () => engine({ extra_body: { quality: 'high' } }),
+      /refuses any other parameter \(quality\)/,
+    );
+    assert.throws(() => engine({ fps: 16 }), /fps, frame_step: OpenAI takes no frame rate/);
+  });
+
+  it('check() proves the key with GET /v1/models and that it can use the model', async () => {
+    await engine().check(AbortSignal.timeout(10_000));
+    await assert.rejects(
+      engine({ model: 'sora-3' }).check(AbortSignal.timeout(10_000)),
+      /cannot use the model "sora-3"/,
+    );
+    await assert.rejects(engine({ api_key: 'sk-wrong' }).check(AbortSignal.timeout(10_000)), /HTTP 401/);
+  });
+});
