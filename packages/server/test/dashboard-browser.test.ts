@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createOwnerAccount } from '../src/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
@@ -40,10 +40,11 @@ interface PageElement {
   readonly naturalWidth: number;
   readonly tagName: string;
   readonly id: string;
+  getAttribute(name: string): string | null;
 }
 declare const document: {
   querySelector(selector: string): PageElement | null;
-  querySelectorAll(selector: string): { readonly length: number };
+  querySelectorAll(selector: string): Iterable<PageElement> & { readonly length: number };
   readonly activeElement: PageElement | null;
   readonly cookie: string;
   readonly documentElement: { readonly scrollWidth: number };
@@ -125,7 +126,7 @@ async function shownKey(page: Page, name: string): Promise<string> {
 
 async function createKeyOnPage(page: Page, name: string, environment: 'development' | 'production') {
   await page.getByLabel('Name').fill(name);
-  await page.getByRole('main').getByLabel('Environment').selectOption(environment);
+  await page.getByLabel('Key environment', { exact: true }).selectOption(environment);
   await page.getByRole('button', { name: 'Create key' }).click();
   return shownKey(page, name);
 }
@@ -188,9 +189,18 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await rm(fixtures, { recursive: true, force: true });
   });
 
-  it('sends a signed-out visitor to sign-in and refuses a wrong password', async () => {
+  it('sends a signed-out visitor to sign-in, with no error in the console, and refuses a wrong password', async () => {
+    const consoleErrors: string[] = [];
+    const onConsole = (message: ConsoleMessage) => {
+      if (message.type() === 'error') consoleErrors.push(message.text());
+    };
+    page.on('console', onConsole);
     await page.goto(`${server.url}/`);
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    page.off('console', onConsole);
+    // The heading shows once the session probe has answered, and the browser reports a refused request to the
+    // console as it arrives: a 401 from the probe would be listed by now.
+    assert.deepEqual(consoleErrors, [], 'the sign-in page logged errors on load');
     assert.equal(new URL(page.url()).pathname, '/dashboard');
     assert.equal(new URL(page.url()).hash, '#/sign-in');
     assert.equal(await page.getByRole('navigation', { name: 'Dashboard' }).isVisible(), false);
@@ -540,12 +550,20 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await page.getByLabel('Model').selectOption('videogen-2.0-fast-image-to-video');
     await page.getByRole('button', { name: 'Apply filters' }).click();
     await page.waitForURL(/#\/tasks\?model=videogen-2\.0-fast-image-to-video$/);
-    await page.locator('tbody tr').first().waitFor();
     const imageTasks = (listed.body.data as PublicTask[]).filter(
       (t) => t.model === 'videogen-2.0-fast-image-to-video',
     );
-    assert.equal(await page.locator('tbody tr').count(), imageTasks.length);
     assert.equal(imageTasks.length, 1);
+    // The unfiltered table stays on screen until the filtered page replaces it: wait for exactly the filtered rows.
+    await page.waitForFunction(
+      (expected) => {
+        const shown = [...document.querySelectorAll('tbody tr')].map((row) =>
+          row.getAttribute('data-task-id'),
+        );
+        return shown.length === expected.length && shown.every((id, index) => id === expected[index]);
+      },
+      imageTasks.map((t) => t.id),
+    );
 
     await page.getByLabel('Status').selectOption('failed');
     await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -553,7 +571,7 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
 
     await page.getByRole('link', { name: 'Clear' }).click();
     await page.locator('tbody tr').first().waitFor();
-    const switcher = page.getByRole('banner').getByLabel('Environment');
+    const switcher = page.getByLabel('Environment', { exact: true });
     await switcher.focus();
     await switcher.selectOption('production');
     await page.getByText('No tasks yet.').waitFor();
@@ -632,6 +650,19 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
             .map((control) => control.outerHTML as string),
         );
       assert.deepEqual(unlabelled, [], `${hash}: controls without a label`);
+      // Two fields of one name (the header's environment switcher and a form's environment) cannot be told
+      // apart by a screen reader's list of form fields, nor found by their label.
+      const names = await page
+        .locator('input:not([type="hidden"]), select, textarea')
+        .evaluateAll((controls) =>
+          controls.map(
+            (control) =>
+              (control.getAttribute('aria-label') ||
+                [...(control.labels ?? [])].map((label) => label.textContent.trim()).join(' ')) as string,
+          ),
+        );
+      const repeated = names.filter((name, i) => names.indexOf(name) !== i);
+      assert.deepEqual(repeated, [], `${hash}: fields sharing a name among ${names.join(', ')}`);
     }
     await page.goto(`${server.url}/dashboard#/keys`);
     await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
