@@ -409,6 +409,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             createdAt: T0,
             updatedAt: T0,
             completedAt: null,
+            engine: null,
           };
           assert.deepEqual(created, expected);
           assert.deepEqual(await store.getTask(id), expected);

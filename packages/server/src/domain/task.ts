@@ -58,6 +58,8 @@ export interface TaskRecord extends TaskScope {
   readonly createdAt: number;
   readonly updatedAt: number;
   readonly completedAt: number | null;
+  /** The engine (its name in the engines file) the task runs or last ran on; null until claimed. */
+  readonly engine: string | null;
 }
 
 /** The task object of decisions.md §2, as `GET /v1/tasks/{id}` returns it. */

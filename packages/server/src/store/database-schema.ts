@@ -52,6 +52,17 @@ export interface TasksTable {
   created_at: Millis;
   updated_at: Millis;
   completed_at: NullableMillis;
+  /** The engine the task runs (or last ran) on, by its name in the engines file; null until claimed (0008). */
+  engine: string | null;
+}
+
+/** An engine's circuit breaker (migration 0008, engines/circuit-breaker.ts). */
+export interface EngineCircuitsTable {
+  engine: string;
+  failures: number;
+  open_until: NullableMillis;
+  trial_until: NullableMillis;
+  updated_at: Millis;
 }
 
 export interface SecretsTable {
@@ -132,6 +143,7 @@ export interface Database {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   tasks: TasksTable;
+  engine_circuits: EngineCircuitsTable;
   secrets: SecretsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;

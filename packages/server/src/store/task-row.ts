@@ -34,6 +34,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     createdAt: millis(row.created_at),
     updatedAt: millis(row.updated_at),
     completedAt: nullableMillis(row.completed_at),
+    engine: row.engine,
   };
 }
 
@@ -56,6 +57,7 @@ export function toTaskRow(task: NewTask, now: number): Insertable<TasksTable> {
     created_at: now,
     updated_at: now,
     completed_at: null,
+    engine: null,
   };
 }
 

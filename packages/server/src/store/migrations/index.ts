@@ -10,6 +10,7 @@ import * as idempotencyKeys from './0004-idempotency-keys.js';
 import * as taskExpiryIndex from './0005-task-expiry-index.js';
 import * as files from './0006-files.js';
 import * as dashboard from './0007-dashboard.js';
+import * as engineRouting from './0008-engine-routing.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -19,6 +20,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0005-task-expiry-index': taskExpiryIndex,
   '0006-files': files,
   '0007-dashboard': dashboard,
+  '0008-engine-routing': engineRouting,
 };
 
 const provider: MigrationProvider = {
