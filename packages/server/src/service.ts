@@ -66,7 +66,14 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   await checkStorage(storage);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
-  const metrics = new Metrics({ queueStats: () => store.queueStats() });
+  const metrics = new Metrics({
+    queueStats: () => store.queueStats(),
+    engines: {
+      stats: () => store.engineStats(),
+      names: [...enginesConfig.engines.keys()],
+      circuit: enginesConfig.routing.circuit,
+    },
+  });
 
   let webhooks: WebhookDispatcher | undefined;
   let api: ApiDependencies | undefined;

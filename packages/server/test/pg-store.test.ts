@@ -30,6 +30,7 @@ const TABLES = [
   'accounts',
   'api_keys',
   'dashboard_sessions',
+  'engine_circuits',
   'files',
   'idempotency_keys',
   'kysely_migration',

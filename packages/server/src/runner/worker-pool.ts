@@ -105,6 +105,11 @@ export class WorkerPool {
           leaseMs,
           maxAttempts,
           models: engines.models(),
+          routing: {
+            routes: engines.routes(),
+            maxConcurrency: engines.maxConcurrency(),
+            circuit: engines.policy.circuit,
+          },
           ...(maxActivePerAccount > 0 && { maxActivePerAccount }),
         });
       } catch (error) {

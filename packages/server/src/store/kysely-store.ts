@@ -9,6 +9,7 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
+import type { CircuitPolicy, EngineChoice, EngineRoute } from '../domain/engine-route.js';
 import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
@@ -20,11 +21,13 @@ import type {
   CancelOutcome,
   Claim,
   ClaimOptions,
+  ClaimRouting,
   DashboardSession,
   DeleteOutcome,
   DeliveryClaim,
   DeliveryClaimOptions,
   DeliveryOutcome,
+  EngineStats,
   IdempotentCreation,
   NewApiKey,
   NewTask,
@@ -38,6 +41,7 @@ import type {
 import type { Database } from './database-schema.js';
 import { cancelTask } from './operations/cancel-task.js';
 import { claimDeliveries } from './operations/claim-deliveries.js';
+import { claimRoutedTask } from './operations/claim-routed-task.js';
 import { claimTask } from './operations/claim-task.js';
 import { completeTask } from './operations/complete-task.js';
 import { countAccounts } from './operations/count-accounts.js';
@@ -72,14 +76,17 @@ import { listTasks } from './operations/list-tasks.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
+import { recordEngineOutcome } from './operations/record-engine-outcome.js';
 import { recordSignInFailure } from './operations/record-sign-in-failure.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
+import { rerouteTask } from './operations/reroute-task.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
+import { engineStats } from './operations/routing-snapshot.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
 import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
@@ -239,7 +246,38 @@ export abstract class KyselyStore implements Store {
   }
 
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
-    return claimTask(this.db, { ...options, skipLocked: this.#skipLocked }, this.now());
+    const claimOptions = { ...options, skipLocked: this.#skipLocked };
+    return options.routing
+      ? claimRoutedTask(this.db, claimOptions, options.routing, this.now())
+      : claimTask(this.db, claimOptions, this.now());
+  }
+
+  rerouteTask(
+    claim: Claim,
+    route: EngineRoute,
+    exclude: ReadonlySet<string>,
+    routing: Omit<ClaimRouting, 'routes'> & { readonly leaseMs: number },
+  ): Promise<EngineChoice> {
+    return rerouteTask(
+      this.db,
+      claim,
+      route,
+      exclude,
+      { ...routing, skipLocked: this.#skipLocked },
+      this.now(),
+    );
+  }
+
+  recordEngineOutcome(
+    engine: string,
+    outcome: 'succeeded' | 'unavailable',
+    policy: CircuitPolicy,
+  ): Promise<void> {
+    return recordEngineOutcome(this.db, engine, outcome, policy, this.now());
+  }
+
+  engineStats(): Promise<EngineStats> {
+    return engineStats(this.db, this.now());
   }
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {
