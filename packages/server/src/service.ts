@@ -21,6 +21,7 @@ import { routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
+import { ModelList } from './model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
 import { securePrivateFiles } from './private-files.js';
@@ -121,7 +122,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
-    api = { tasks, links, storage, files, dashboard };
+    const models = new ModelList({ config: enginesConfig, store });
+    api = { tasks, links, storage, files, dashboard, models };
   }
 
   const pool = engines

@@ -41,6 +41,7 @@ const TABLES = [
   'webhook_attempts',
   'webhook_deliveries',
   'webhook_secrets',
+  'workers',
 ];
 
 describe('PostgreSQL', postgres, () => {

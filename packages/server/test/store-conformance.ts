@@ -761,6 +761,22 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           });
         }));
 
+      it('knows which models live workers serve, until a worker stops or is not renewed in time', () =>
+        withStore(async (store, clock) => {
+          assert.deepEqual(await store.servedModels(), new Set());
+          await store.registerWorker('w-1', [TEXT], 3000);
+          await store.registerWorker('w-2', [TEXT, IMAGE], 3000);
+          assert.deepEqual(await store.servedModels(), new Set([TEXT, IMAGE]));
+          await store.removeWorker('w-2');
+          assert.deepEqual(await store.servedModels(), new Set([TEXT]));
+          clock.now += 2000;
+          await store.registerWorker('w-1', [IMAGE], 3000);
+          clock.now += 2000;
+          assert.deepEqual(await store.servedModels(), new Set([IMAGE]), 'renewed, with its new models');
+          clock.now += 1000;
+          assert.deepEqual(await store.servedModels(), new Set(), 'not renewed in time: gone');
+        }));
+
       it('counts concurrent failures from several processes without losing one', () =>
         withStore(async (store) => {
           const policy = { failures: 100, cooldownMs: 1000 };

@@ -3,11 +3,16 @@
  * file this process loaded): a request that any engine of the route cannot honour is refused with
  * `input_not_supported`.
  */
-import { routeEngines } from '../domain/engine-route.js';
+import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelDefinition } from '../domain/models.js';
 import { capabilitiesOf } from './capabilities-by-type.js';
-import { type UnsupportedInput, unsupportedInput } from './engine-capabilities.js';
+import {
+  ANY_INPUT,
+  type EngineCapabilities,
+  type UnsupportedInput,
+  unsupportedInput,
+} from './engine-capabilities.js';
 import type { EnginesConfig } from './engines-file.js';
 
 export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
@@ -24,4 +29,20 @@ export function routedInputCheck(config: EnginesConfig): InputCheck {
     }
     return undefined;
   };
+}
+
+/** What every engine of a route can take: the least of each capability (a route with no engines takes anything). */
+export function routeCapabilities(config: EnginesConfig, route: EngineRoute): EngineCapabilities {
+  return routeEngines(route).reduce<EngineCapabilities>((all, name) => {
+    const options = config.engines.get(name);
+    if (!options) return all;
+    const one = capabilitiesOf(options);
+    return {
+      firstFrame: all.firstFrame && one.firstFrame,
+      lastFrame: all.lastFrame && one.lastFrame,
+      referenceImages: Math.min(all.referenceImages, one.referenceImages),
+      referenceVideos: Math.min(all.referenceVideos, one.referenceVideos),
+      referenceAudios: Math.min(all.referenceAudios, one.referenceAudios),
+    };
+  }, ANY_INPUT);
 }

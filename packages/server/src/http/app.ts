@@ -18,6 +18,7 @@ import type { DashboardSessions } from '../dashboard-sessions.js';
 import { ApiError } from '../errors.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
+import type { ModelList } from '../model-list.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
@@ -44,6 +45,7 @@ import { fileRoutes } from './routes/files.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { modelRoutes } from './routes/models.js';
 import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -54,6 +56,8 @@ export interface ApiDependencies {
   readonly storage: Storage;
   /** Uploads (`/v1/files`). */
   readonly files?: FileService;
+  /** `GET /v1/models`. */
+  readonly models?: ModelList;
   /** The account dashboard (`/dashboard`); its session cookie also opens the `/v1` routes. */
   readonly dashboard?: DashboardDependencies;
 }
@@ -201,6 +205,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       taskEventRoutes(routes, { tasks: api.tasks, authenticate });
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
+      if (api.models) modelRoutes(routes, { models: api.models, authenticate });
       resultRoutes(routes, { links: api.links, storage: api.storage });
       const { dashboard } = api;
       if (dashboard) {

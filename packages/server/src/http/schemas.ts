@@ -12,6 +12,7 @@ import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
 import { MODEL_IDS } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
 import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../errors.js';
+import type { PublicModel } from '../model-list.js';
 import type { DeletedTask, PublicTaskList } from '../task-service.js';
 import type { ErrorBody } from './error-handler.js';
 
@@ -166,6 +167,46 @@ export const FileSchema = Type.Object(
   { $id: 'File', description: 'An uploaded file.' },
 );
 
+const AssetLimitsSchema = Type.Object({
+  min: Type.Integer({ minimum: 0 }),
+  max: Type.Integer({ minimum: 1 }),
+});
+
+export const ModelSchema = Type.Object(
+  {
+    id: StringEnum(MODEL_IDS),
+    object: StringEnum(['model']),
+    created: Type.Integer({ description: 'Unix seconds.' }),
+    owned_by: StringEnum(['videogen']),
+    mode: StringEnum(['text', 'image', 'reference']),
+    fast: Type.Boolean(),
+    inputs: Type.Object(
+      {
+        image_urls: Type.Optional(AssetLimitsSchema),
+        video_urls: Type.Optional(AssetLimitsSchema),
+        audio_urls: Type.Optional(AssetLimitsSchema),
+      },
+      {
+        description:
+          'The asset fields the model takes and how many of each: the catalogue narrowed by what every engine the model is routed to can take. A field absent here is refused.',
+      },
+    ),
+    durations: Type.Array(Type.Integer(), { description: 'Seconds.' }),
+    qualities: Type.Array(StringEnum(QUALITIES)),
+    aspect_ratios: Type.Array(StringEnum(ASPECT_RATIOS)),
+    available: Type.Boolean({
+      description:
+        'Whether a task created now would be rendered: some live worker serves the model and some engine of its route is not cut off by its circuit breaker. Tasks of an unavailable model are still accepted; they wait.',
+    }),
+    unavailable_reason: Type.Optional(Type.String()),
+  },
+  { $id: 'Model', description: 'A model ID as this gateway serves it.' },
+);
+
+export const ModelListSchema = ListOf(ModelSchema, 'Every model ID, in catalogue order.');
+
+export const ModelIdParams = Type.Object({ model_id: Type.String({ description: 'A model ID.' }) });
+
 /** The schemas with an `$id`, added to the app once and listed under `components.schemas`. */
 export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   ErrorBodySchema,
@@ -173,6 +214,7 @@ export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   TaskSchema,
   DeliverySchema,
   FileSchema,
+  ModelSchema,
 ] as (TSchema & { $id: string })[];
 
 /**
@@ -262,4 +304,16 @@ const errorKeys: SameKeys<ErrorBody['error'], Static<typeof ErrorBodySchema>['er
 const taskErrorKeys: SameKeys<NonNullable<PublicTask['error']>, Static<typeof TaskErrorSchema>> = true;
 const taskListKeys: SameKeys<PublicTaskList, Static<typeof TaskListSchema>> = true;
 const deletedTaskKeys: SameKeys<DeletedTask, Static<typeof DeletedTaskSchema>> = true;
-void [taskKeys, deliveryKeys, attemptKeys, errorKeys, taskErrorKeys, taskListKeys, deletedTaskKeys];
+const modelKeys: SameKeys<PublicModel, Static<typeof ModelSchema>> = true;
+const modelInputKeys: SameKeys<PublicModel['inputs'], Static<typeof ModelSchema>['inputs']> = true;
+void [
+  taskKeys,
+  deliveryKeys,
+  attemptKeys,
+  errorKeys,
+  taskErrorKeys,
+  taskListKeys,
+  deletedTaskKeys,
+  modelKeys,
+  modelInputKeys,
+];

@@ -318,6 +318,11 @@ export interface Store {
     policy: CircuitPolicy,
   ): Promise<void>;
   engineStats(): Promise<EngineStats>;
+  /** Records a running worker pool and the model IDs it serves, until `ttlMs` from now unless renewed. */
+  registerWorker(id: string, models: readonly ModelId[], ttlMs: number): Promise<void>;
+  removeWorker(id: string): Promise<void>;
+  /** The model IDs some worker registered and not expired serves. */
+  servedModels(): Promise<Set<ModelId>>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

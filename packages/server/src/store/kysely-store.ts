@@ -11,6 +11,7 @@ import type {
 } from '../domain/delivery.js';
 import type { CircuitPolicy, EngineChoice, EngineRoute } from '../domain/engine-route.js';
 import type { FixedAspectRatio } from '../domain/frame-size.js';
+import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type {
@@ -78,8 +79,10 @@ import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
 import { recordEngineOutcome } from './operations/record-engine-outcome.js';
 import { recordSignInFailure } from './operations/record-sign-in-failure.js';
+import { registerWorker } from './operations/register-worker.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
+import { removeWorker } from './operations/remove-worker.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
 import { rerouteTask } from './operations/reroute-task.js';
@@ -87,6 +90,7 @@ import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
 import { engineStats } from './operations/routing-snapshot.js';
+import { servedModels } from './operations/served-models.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
 import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
@@ -278,6 +282,18 @@ export abstract class KyselyStore implements Store {
 
   engineStats(): Promise<EngineStats> {
     return engineStats(this.db, this.now());
+  }
+
+  registerWorker(id: string, models: readonly ModelId[], ttlMs: number): Promise<void> {
+    return registerWorker(this.db, id, models, ttlMs, this.now());
+  }
+
+  removeWorker(id: string): Promise<void> {
+    return removeWorker(this.db, id);
+  }
+
+  servedModels(): Promise<Set<ModelId>> {
+    return servedModels(this.db, this.now());
   }
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {
