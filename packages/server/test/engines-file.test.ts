@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MODEL_IDS } from '../src/domain/models.js';
 import {
+  DEFAULT_ROUTING,
   defaultEnginesConfig,
   EnginesFileError,
   loadEnginesFile,
   parseEnginesConfig,
 } from '../src/engines/engines-file.js';
+import { docsExample } from './helpers/docs-examples.js';
 
 let dir: string;
 before(async () => {
@@ -170,6 +172,32 @@ describe('the engines file', () => {
       base_url: 'http://gpu-a:8080',
       api_key: 'k',
     });
+  });
+
+  it("reads the docs' routing example as written", async () => {
+    const config = parseEnginesConfig(await docsExample('routing'), 'engines.yaml', {
+      ARK_API_KEY: 'ark-key',
+    });
+    assert.deepEqual(config.models.get('videogen-2.0-text-to-video'), [
+      [{ engine: 'seedance', weight: 1 }],
+      [
+        { engine: 'gpu-a', weight: 2 },
+        { engine: 'gpu-b', weight: 1 },
+      ],
+      [{ engine: 'local', weight: 1 }],
+    ]);
+    assert.deepEqual(config.models.get('videogen-2.0-fast-text-to-video'), [
+      [
+        { engine: 'gpu-a', weight: 1 },
+        { engine: 'gpu-b', weight: 1 },
+      ],
+    ]);
+    assert.deepEqual(Object.fromEntries(config.limits), {
+      'gpu-a': { maxConcurrency: 4 },
+      'gpu-b': { maxConcurrency: 2 },
+    });
+    assert.deepEqual(config.routing, DEFAULT_ROUTING);
+    assert.deepEqual([...config.engines.keys()].sort(), ['gpu-a', 'gpu-b', 'local', 'seedance']);
   });
 
   it('names the place of every routing problem', () => {

@@ -76,6 +76,7 @@ const BalancedStepSchema = Type.Object(
 
 const RouteSchema = Type.Union([
   EngineName,
+  BalancedStepSchema,
   Type.Array(Type.Union([EngineName, BalancedStepSchema]), { minItems: 1 }),
 ]);
 
@@ -290,9 +291,9 @@ function routingPolicy(routing: Static<typeof RoutingSchema> | undefined): Routi
   };
 }
 
-/** A route as written (a name, or a list of names and balanced sets) as steps of weighted engines. */
+/** A route as written (a name, a balanced set, or a list of both) as steps of weighted engines. */
 function toRoute(written: Static<typeof RouteSchema>): EngineRoute {
-  const steps = typeof written === 'string' ? [written] : written;
+  const steps = Array.isArray(written) ? written : [written];
   return steps.map((step) =>
     typeof step === 'string'
       ? [{ engine: step, weight: 1 }]
