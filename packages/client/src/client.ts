@@ -10,6 +10,7 @@ import type {
   FailedTask,
   FinalTask,
   ListTasksParams,
+  Model,
   Task,
   TaskPage,
   UploadedFile,
@@ -74,6 +75,7 @@ const DEFAULT_MAX_RETRIES = 2;
 const WAIT_MARGIN_MS = 10_000;
 
 const taskPath = (taskId: string) => `/v1/tasks/${encodeURIComponent(taskId)}`;
+const modelPath = (modelId: string) => `/v1/models/${encodeURIComponent(modelId)}`;
 
 export class VideogenClient {
   private readonly transport: Transport;
@@ -200,6 +202,28 @@ export class VideogenClient {
       method: 'POST',
       path: `${taskPath(taskId)}/deliveries/redeliver`,
       idempotent: false,
+      ...perCall(options),
+    });
+  }
+
+  /**
+   * `GET /v1/models`: every model, in catalogue order, with the inputs it takes as the server routes it, its
+   * durations, qualities and aspect ratios, and whether it can run now (`available`).
+   */
+  async listModels(options: RequestOptions = {}): Promise<Model[]> {
+    const list = await this.transport.json<{ data: Model[] }>({
+      method: 'GET',
+      path: '/v1/models',
+      ...perCall(options),
+    });
+    return list.data;
+  }
+
+  /** `GET /v1/models/{model_id}`: one model; an ID the server does not serve throws `model_not_found`. */
+  getModel<M extends ModelId>(modelId: M, options: RequestOptions = {}): Promise<Model<M>> {
+    return this.transport.json<Model<M>>({
+      method: 'GET',
+      path: modelPath(modelId),
       ...perCall(options),
     });
   }

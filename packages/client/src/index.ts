@@ -72,6 +72,7 @@ export {
 export type { BackoffOptions } from './retry.js';
 export type { FetchFunction, RequestOptions } from './transport.js';
 export {
+  type AssetLimits,
   type CompletedTask,
   type DeletedTask,
   type Delivery,
@@ -81,6 +82,9 @@ export {
   type FinalTaskStatus,
   isFinal,
   type ListTasksParams,
+  type Model,
+  type ModelInputs,
+  type ModelList,
   type PendingTask,
   type ProcessingTask,
   TASK_ERROR_CODES,

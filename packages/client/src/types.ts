@@ -1,5 +1,8 @@
-/** The objects the API answers: tasks (discriminated by `status`), pages of tasks, files and deletions. */
-import type { AspectRatio, Duration, ModelId, Quality } from './models.js';
+/**
+ * The objects the API answers: tasks (discriminated by `status`), pages of tasks, files, deletions, callback
+ * deliveries and models.
+ */
+import type { AspectRatio, Duration, ModelId, ModeOf, Quality } from './models.js';
 
 export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 /** `pending` (queued) → `processing` (rendering) → `completed` or `failed`, the two final ones. */
@@ -145,4 +148,52 @@ export interface Delivery {
     readonly http_status?: number;
     readonly error?: string;
   }[];
+}
+
+/** How many files an asset field of a model takes. */
+export interface AssetLimits {
+  readonly min: number;
+  readonly max: number;
+}
+
+/**
+ * The asset fields a model takes as the server routes it, with how many of each: the catalogue narrowed by what
+ * its engines can take. A field absent here is refused (`input_not_supported`); an image model whose `image_urls`
+ * has `max` 1 takes a first frame but no last frame.
+ */
+export interface ModelInputs {
+  readonly image_urls?: AssetLimits;
+  readonly video_urls?: AssetLimits;
+  readonly audio_urls?: AssetLimits;
+}
+
+/** A model as the server serves it (`GET /v1/models`, `GET /v1/models/{model_id}`). */
+export interface Model<M extends ModelId = ModelId> {
+  readonly id: M;
+  readonly object: 'model';
+  /** Unix seconds. */
+  readonly created: number;
+  readonly owned_by: 'videogen';
+  readonly mode: ModeOf<M>;
+  /** A `videogen-2.0-fast-…` model. */
+  readonly fast: boolean;
+  readonly inputs: ModelInputs;
+  /** Seconds. */
+  readonly durations: readonly Duration[];
+  readonly qualities: readonly Quality[];
+  readonly aspect_ratios: readonly AspectRatio[];
+  /**
+   * Whether a task created now would be rendered: some worker serving the model is running, and some engine it
+   * is routed to is not cut off by its circuit breaker. A task of an unavailable model is still accepted; it
+   * waits until the model is available.
+   */
+  readonly available: boolean;
+  /** Why not, when `available` is false. */
+  readonly unavailable_reason?: string;
+}
+
+/** `GET /v1/models`: every model, in catalogue order. */
+export interface ModelList {
+  readonly object: 'list';
+  readonly data: readonly Model[];
 }

@@ -1,16 +1,24 @@
 /**
  * Every method of `VideogenClient` against a real `videogen serve` (one worker, the local engine): creating,
  * querying, listing across pages, cancelling, deleting, uploading, waiting (event stream and polling,
- * aborted or not), generating to a downloadable MP4, and the typed errors of refused requests.
+ * aborted or not), generating to a downloadable MP4, listing the models, and the typed errors of refused
+ * requests.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import {
+  ASPECT_RATIOS,
   AuthenticationError,
   type CompletedTask,
   ConflictError,
+  DURATIONS,
   InvalidRequestError,
+  MODEL_IDS,
+  type Model,
+  type ModelId,
+  modeOf,
   NotFoundError,
+  QUALITIES,
   type Task,
   TaskFailedError,
   VideogenClient,
@@ -73,6 +81,85 @@ describe('VideogenClient against a real server', () => {
     assert.equal(read.quality, '480p');
     const done = await client.getTask(created.id, { wait: 30 });
     assert.equal(done.status, 'completed');
+  });
+
+  // After a task has been rendered: the server's worker has registered by now, so every model is available.
+  it('lists the models as the server routes them, and reads one', async () => {
+    const recorder = recordingFetch();
+    const recorded = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: server.apiKey,
+      fetch: recorder.fetch,
+    });
+    const models: Model[] = await recorded.listModels();
+    assert.deepEqual(recorder.paths(), ['GET /v1/models']);
+    assert.deepEqual(
+      models.map((model) => model.id),
+      [...MODEL_IDS],
+      'every model, in catalogue order',
+    );
+    for (const model of models) {
+      assert.equal(model.object, 'model', model.id);
+      assert.equal(model.owned_by, 'videogen', model.id);
+      assert.equal(typeof model.created, 'number', model.id);
+      assert.equal(model.mode, modeOf(model.id), model.id);
+      assert.equal(model.fast, model.id.includes('-fast-'), model.id);
+      assert.deepEqual(model.durations, [...DURATIONS], model.id);
+      assert.deepEqual(model.qualities, [...QUALITIES], model.id);
+      assert.deepEqual(model.aspect_ratios, [...ASPECT_RATIOS], model.id);
+      assert.equal(model.available, true, `${model.id}: ${model.unavailable_reason}`);
+      assert.equal('unavailable_reason' in model, false, model.id);
+    }
+    // The local engine takes every input, so each model takes what the catalogue allows.
+    const inputsOf = (id: ModelId) => models.find((model) => model.id === id)?.inputs;
+    assert.deepEqual(inputsOf('videogen-2.0-fast-text-to-video'), {});
+    assert.deepEqual(inputsOf('videogen-2.0-image-to-video'), { image_urls: { min: 1, max: 2 } });
+    assert.deepEqual(inputsOf('videogen-2.0-reference-to-video'), {
+      image_urls: { min: 0, max: 9 },
+      video_urls: { min: 0, max: 3 },
+      audio_urls: { min: 0, max: 3 },
+    });
+
+    const one = await recorded.getModel('videogen-2.0-fast-image-to-video');
+    const mode: 'image' = one.mode; // typed after the ID asked for
+    assert.equal(mode, 'image');
+    assert.deepEqual(
+      one,
+      models.find((model) => model.id === 'videogen-2.0-fast-image-to-video'),
+    );
+    assert.equal(recorder.paths().at(-1), 'GET /v1/models/videogen-2.0-fast-image-to-video');
+
+    await assert.rejects(client.getModel('videogen-1.0-text-to-video' as ModelId), (error: unknown) => {
+      assert.ok(error instanceof InvalidRequestError);
+      assert.equal(error.code, 'model_not_found');
+      assert.equal(error.status, 400);
+      return true;
+    });
+    const stranger = new VideogenClient({
+      baseUrl: server.url,
+      apiKey: 'vg_dev_00000000000000000000000000000000',
+    });
+    for (const call of [() => stranger.listModels(), () => stranger.getModel('videogen-2.0-text-to-video')])
+      await assert.rejects(call(), (error: unknown) => {
+        assert.ok(error instanceof AuthenticationError);
+        assert.equal(error.code, 'invalid_api_key');
+        assert.equal(error.status, 401);
+        return true;
+      });
+  });
+
+  it('marks every model unavailable on a server with no worker running, with the reason', async () => {
+    const apiOnly = await startServer({ VIDEOGEN_ROLE: 'api' });
+    try {
+      const models = await new VideogenClient({ baseUrl: apiOnly.url, apiKey: apiOnly.apiKey }).listModels();
+      assert.equal(models.length, MODEL_IDS.length);
+      for (const model of models) {
+        assert.equal(model.available, false, model.id);
+        assert.match(model.unavailable_reason ?? '', /No worker serving this model is running/, model.id);
+      }
+    } finally {
+      await apiOnly.stop();
+    }
   });
 
   it('sends an Idempotency-Key on every creation, so a repeat with the same key creates nothing new', async () => {

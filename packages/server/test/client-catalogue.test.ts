@@ -1,6 +1,7 @@
 /**
  * The client SDK stands alone (no server code in it), so it spells the interface's catalogues out again: the
- * model IDs and their modes, the request's value ranges, the task statuses and error codes, the task's shape.
+ * model IDs and their modes, the request's value ranges, the task statuses and error codes, the task's shape,
+ * the model's shape (`GET /v1/models`).
  * This keeps the two spellings one: any change on either side that the other lacks fails here.
  */
 import assert from 'node:assert/strict';
@@ -11,11 +12,15 @@ import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/dom
 import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../src/domain/task.js';
 import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/errors.js';
+import type { PublicModel, PublicModelList } from '../src/model-list.js';
 import type { DeletedTask, PublicTaskList } from '../src/task-service.js';
 
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
+// `false`, not `never`, when they differ: `never` would satisfy `Assert`'s `extends true`, and pass.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 type SameKeys<A, B> = Same<keyof A, keyof B>;
 type Assert<T extends true> = T;
+/** The keys of any member of a union (`keyof` of a union has only those every member has). */
+type AnyKey<T> = T extends unknown ? keyof T : never;
 
 /**
  * The codes only the dashboard's own routes and page files answer with: an SDK for the public API need not know
@@ -32,9 +37,13 @@ type DashboardOnlyCode =
 export type Checks = [
   Assert<Same<Exclude<ApiErrorCode, DashboardOnlyCode>, client.ApiErrorCode>>,
   Assert<Same<client.ModelId, (typeof MODEL_IDS)[number]>>,
-  Assert<SameKeys<PublicTask, client.CompletedTask & client.FailedTask>>,
+  // Not `keyof (CompletedTask & FailedTask)`: their `status` literals clash, making the intersection `never`.
+  Assert<Same<keyof PublicTask, AnyKey<client.Task>>>,
   Assert<SameKeys<PublicTaskList, client.TaskPage>>,
   Assert<SameKeys<DeletedTask, client.DeletedTask>>,
+  Assert<SameKeys<PublicModel, client.Model>>,
+  Assert<SameKeys<PublicModel['inputs'], client.Model['inputs']>>,
+  Assert<SameKeys<PublicModelList, client.ModelList>>,
 ];
 
 describe('the client SDK and the server share their catalogues', () => {

@@ -14,6 +14,7 @@ import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'pla
 import { Webhook } from 'standardwebhooks';
 import { createOwnerAccount } from '../src/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
+import type { PublicModel, PublicModelList } from '../src/model-list.js';
 import {
   chromiumSuite,
   launchChromium,
@@ -450,6 +451,146 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     assert.equal(file.status, 200);
     assert.equal(file.body.kind, 'image');
     assert.equal(file.body.filename, 'first frame.png');
+  });
+
+  it('offers the models as GET /v1/models lists them: every one can run, for 4 to 15 seconds', async () => {
+    await openPage(page, 'API keys');
+    const listed = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/models');
+    await openPage(page, 'Playground');
+    assert.equal((await listed).status(), 200);
+    await page.waitForFunction(() => !document.querySelector('form[aria-busy="true"]'));
+    const form = page.locator('.playground-form');
+    // The worker pool registers as the service starts; were the list read before that, the page reads it again.
+    await page.waitForFunction(
+      () => !document.querySelector('.playground-form')?.textContent?.includes('unavailable'),
+      undefined,
+      { timeout: 30_000 },
+    );
+    for (const mode of ['Text to video', 'Image to video', 'Reference to video']) {
+      await form.getByLabel(mode).check();
+      for (const fast of [true, false]) {
+        await form.getByLabel('Fast variant').setChecked(fast);
+        const shown = await text(form);
+        assert.doesNotMatch(shown, /unavailable|cannot run now/, `${mode}, fast: ${fast}`);
+      }
+    }
+    const duration = form.getByLabel('Duration (seconds)');
+    assert.deepEqual([await duration.getAttribute('min'), await duration.getAttribute('max')], ['4', '15']);
+    assert.deepEqual(
+      await duration.evaluate((input) =>
+        [...input.list.options].map((option: { value: string }) => Number(option.value)),
+      ),
+      [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+    );
+    assert.equal(await page.locator('.error-box').isVisible(), false);
+    await form.getByLabel('Text to video').check();
+    await form.getByLabel('Fast variant').check();
+  });
+
+  it('marks a model that cannot run, offers only what its engines take, and falls back when the list fails', async () => {
+    const models = '**/v1/models';
+    // Exact: each file field has a list of previews labelled after it.
+    const AUDIO = /^Audio \(up to 3; the first is the soundtrack\)$/;
+    try {
+      // The service's own answer, with two models changed as an operator's routes and circuits could make them.
+      await page.route(models, async (route) => {
+        const response = await route.fetch();
+        const list = (await response.json()) as PublicModelList;
+        const data = list.data.map((model): PublicModel => {
+          if (model.id === 'videogen-2.0-image-to-video')
+            return { ...model, inputs: { image_urls: { min: 1, max: 1 } } };
+          if (model.id !== 'videogen-2.0-fast-reference-to-video') return model;
+          const { audio_urls: _, ...inputs } = model.inputs;
+          return {
+            ...model,
+            inputs,
+            durations: [5, 10],
+            qualities: ['480p', '720p'],
+            available: false,
+            unavailable_reason: 'Every engine of this model is unavailable (circuit open).',
+          };
+        });
+        await route.fulfill({ response, json: { ...list, data } });
+      });
+      await openPage(page, 'API keys');
+      let listed = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/models');
+      await openPage(page, 'Playground');
+      await listed;
+      await page.waitForFunction(() => !document.querySelector('form[aria-busy="true"]'));
+      const form = page.locator('.playground-form');
+      const label = (name: string) => text(form.locator('label', { hasText: name }));
+
+      await form.getByLabel('Reference to video').check();
+      assert.equal(await form.getByLabel('Fast variant').isChecked(), true);
+      assert.equal(await label('Reference to video'), 'Reference to video (unavailable)');
+      assert.equal(await label('Fast variant'), 'Fast variant (unavailable)');
+      assert.equal(await label('Text to video'), 'Text to video');
+      assert.match(await text(form.locator('.model-id + span')), /\(unavailable\)/);
+      assert.match(
+        await text(form.locator('div[role="status"]')),
+        /videogen-2\.0-fast-reference-to-video cannot run now: Every engine of this model is unavailable \(circuit open\)\. You can still create the task/,
+      );
+      assert.equal(await page.getByRole('button', { name: 'Generate video' }).isEnabled(), true);
+      assert.equal(await form.getByLabel(/^Images \(up to 9\)$/).count(), 1);
+      assert.equal(await form.getByLabel(/^Videos \(up to 3\)$/).count(), 1);
+      assert.equal(await form.getByLabel(AUDIO).count(), 0, 'its engine takes no audio');
+      const duration = form.getByLabel('Duration (seconds)');
+      assert.deepEqual([await duration.getAttribute('min'), await duration.getAttribute('max')], ['5', '10']);
+      await duration.fill('7');
+      assert.equal(await duration.evaluate((input) => input.validity.valid), false, '7 s is not offered');
+      await duration.fill('10');
+      assert.equal(await duration.evaluate((input) => input.validity.valid), true);
+      assert.deepEqual(
+        await form
+          .getByLabel('Quality')
+          .locator('option')
+          .evaluateAll((options) => options.map((option) => option.value as string)),
+        ['480p', '720p'],
+      );
+
+      // The standard model of the mode runs, and takes audio.
+      await form.getByLabel('Fast variant').uncheck();
+      assert.equal(await label('Reference to video'), 'Reference to video');
+      assert.equal(await label('Fast variant'), 'Fast variant (unavailable)', 'what checking it would pick');
+      assert.equal(await text(form.locator('.model-id + span')), '');
+      assert.equal(await text(form.locator('div[role="status"]')), '');
+      assert.equal(await form.getByLabel(AUDIO).count(), 1);
+      assert.equal(await duration.getAttribute('max'), '15');
+
+      // The standard image model's engine takes no last frame; the fast one's does.
+      await form.getByLabel('Image to video').check();
+      assert.equal(await form.getByLabel('First frame', { exact: true }).count(), 1);
+      assert.equal(
+        await form.getByLabel('Last frame (optional)', { exact: true }).count(),
+        0,
+        'no last frame',
+      );
+      await form.getByLabel('Fast variant').check();
+      assert.equal(await form.getByLabel('Last frame (optional)', { exact: true }).count(), 1);
+
+      // Without the list, the page says so and offers what the catalogue allows.
+      await page.unroute(models);
+      await page.route(models, (route) =>
+        route.fulfill({
+          status: 503,
+          json: { error: { code: 'overloaded', message: 'The server is busy.', type: 'server_error' } },
+        }),
+      );
+      await openPage(page, 'API keys');
+      listed = page.waitForResponse((response) => new URL(response.url()).pathname === '/v1/models');
+      await openPage(page, 'Playground');
+      await listed;
+      const errorBox = page.locator('.error-box');
+      await errorBox.waitFor();
+      assert.match(await text(errorBox), /The models could not be listed[\s\S]*The server is busy\./);
+      await form.getByLabel('Reference to video').check();
+      assert.doesNotMatch(await text(form), /unavailable/);
+      assert.equal(await form.getByLabel(AUDIO).count(), 1);
+      assert.deepEqual([await duration.getAttribute('min'), await duration.getAttribute('max')], ['4', '15']);
+      await form.getByLabel('Text to video').check();
+    } finally {
+      await page.unroute(models);
+    }
   });
 
   it('shows a task live: status and progress, the video, the request, the task JSON and the callback deliveries', async () => {
