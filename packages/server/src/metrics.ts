@@ -54,6 +54,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly tasksRequeued = new Counter({
+    name: 'videogen_tasks_requeued_total',
+    help: 'Tasks this process put back to pending because the worker running them was gone (its process died), without counting the attempt.',
+    registers: [this.registry],
+  });
+
   readonly tasksAbandoned = new Counter({
     name: 'videogen_tasks_abandoned_total',
     help: 'Tasks this process failed with worker_lost after their last lease expired.',

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Migrator } from 'kysely';
 import pg from 'pg';
 import { type DeliveryRecord, deliveryFor } from '../src/domain/delivery.js';
-import type { GenerationParams } from '../src/domain/generation-request.js';
+import { type GenerationParams, parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
@@ -82,6 +82,40 @@ describe('PostgreSQL', postgres, () => {
         await Promise.all(stores.map((store) => store.close()));
       }
     }
+
+    it("requeues a worker's tasks as soon as its worker lock's session is gone, not before", () =>
+      withStores(2, async ([a, b]) => {
+        assert.ok(a && b);
+        await a.migrate();
+        const account = await a.createAccount();
+        const { model, params } = parseGenerationRequest({
+          model: 'videogen-2.0-text-to-video',
+          prompt: 'p',
+        });
+        const task = await a.createTask({
+          accountId: account.id,
+          environment: 'development',
+          id: newTaskId(),
+          model: model.id,
+          params,
+        });
+        const lock = await a.holdWorkerLock('host-a-1-abcdef');
+        await a.registerWorker('host-a-1-abcdef', [model.id], 60_000);
+        const claimed = await a.claimTask({ workerId: 'host-a-1-abcdef', leaseMs: 60_000, maxAttempts: 3 });
+        assert.equal(claimed?.id, task.id);
+        assert.equal(await b.requeueOrphanedTasks([]), 0, 'its session holds the lock');
+        assert.equal((await b.getTask(task.id))?.status, 'processing');
+        await lock.release();
+        assert.equal(
+          await b.requeueOrphanedTasks([]),
+          1,
+          'the session ended: requeued, without waiting for the lease',
+        );
+        const requeued = await b.getTask(task.id);
+        assert.equal(requeued?.status, 'pending');
+        assert.equal(requeued?.attempts, 0);
+        assert.deepEqual(await b.servedModels(), new Set());
+      }));
 
     async function tablesIn(schemaName: string): Promise<string[]> {
       const { rows } = await raw.query<{ table_name: string }>(

@@ -777,6 +777,34 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(await store.servedModels(), new Set(), 'not renewed in time: gone');
         }));
 
+      it('requeues the tasks of gone workers without counting the attempt, and forgets those workers', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const mine = await addTask(store, scope);
+          clock.now += 1;
+          const theirs = await addTask(store, scope);
+          await store.registerWorker('host-1-aaaaaa', [TEXT], 60_000);
+          const claimedMine = await claim(store, 'host-1-aaaaaa');
+          const claimedTheirs = await claim(store, 'host-2-bbbbbb');
+          assert.equal(claimedMine?.id, mine.id);
+          assert.equal(claimedTheirs?.id, theirs.id);
+          assert.deepEqual((await store.listLeaseOwners()).sort(), ['host-1-aaaaaa', 'host-2-bbbbbb']);
+          assert.equal(await store.requeueOrphanedTasks(['host-1-aaaaaa']), 1);
+          const requeued = await mustGet(store, mine.id);
+          assert.equal(requeued.status, 'pending');
+          assert.equal(requeued.attempts, 0, 'a crash does not use up an attempt');
+          assert.equal(requeued.leaseOwner, null);
+          assert.equal((await mustGet(store, theirs.id)).status, 'processing');
+          assert.deepEqual(await store.servedModels(), new Set(), 'the gone worker serves nothing');
+          assert.ok(
+            claimedMine && !(await store.completeTask(claimOf(claimedMine), 'r')),
+            'its writes are fenced',
+          );
+          const again = await claim(store, 'host-3-cccccc');
+          assert.equal(again?.id, mine.id);
+          assert.equal(again?.attempts, 1);
+        }));
+
       it('counts concurrent failures from several processes without losing one', () =>
         withStore(async (store) => {
           const policy = { failures: 100, cooldownMs: 1000 };

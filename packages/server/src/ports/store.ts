@@ -109,6 +109,11 @@ export interface ClaimRouting {
   readonly random?: () => number;
 }
 
+/** A worker pool's hold on its liveness lock (`Store.holdWorkerLock`). */
+export interface WorkerLock {
+  release(): Promise<void>;
+}
+
 /** What the store knows of the engines, for metrics and the model list. */
 export interface EngineStats {
   /** Tasks processing under a live lease, by engine. */
@@ -323,6 +328,19 @@ export interface Store {
   removeWorker(id: string): Promise<void>;
   /** The model IDs some worker registered and not expired serves. */
   servedModels(): Promise<Set<ModelId>>;
+  /**
+   * Held by a worker pool for as long as it runs, before it registers or claims: on PostgreSQL a session-level
+   * lock on a connection of its own, gone the moment its process dies, which `requeueOrphanedTasks` reads;
+   * on SQLite (one machine) nothing.
+   */
+  holdWorkerLock(workerId: string): Promise<WorkerLock>;
+  /** The worker pools that hold processing tasks (each a `WorkerPool.workerId`). */
+  listLeaseOwners(): Promise<string[]>;
+  /**
+   * Requeues, without counting the attempt, the processing tasks of `goneWorkers` and (PostgreSQL) of every
+   * registered pool whose worker lock is not held, and forgets those pools; resolves with the tasks requeued.
+   */
+  requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

@@ -3,10 +3,14 @@
  * Slots sleep until `notify()` (a task was created here) or the poll interval, so other processes'
  * tasks and expired leases are still picked up.
  */
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+
+import type { WorkerLock } from '../ports/store.js';
 import { settlesWithin } from '../settles-within.js';
+import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
 import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
+
+/** How often a pool looks for pools that died (PostgreSQL: their worker lock is gone). */
+const ORPHAN_CHECK_MS = 2000;
 
 export interface WorkerPoolOptions extends RunTaskDependencies {
   readonly concurrency: number;
@@ -17,7 +21,7 @@ export interface WorkerPoolOptions extends RunTaskDependencies {
 }
 
 export class WorkerPool {
-  readonly workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+  readonly workerId = newWorkerId();
   readonly #options: WorkerPoolOptions;
   readonly #running = new Set<RunningTask>();
   readonly #slots: Promise<void>[] = [];
@@ -28,14 +32,36 @@ export class WorkerPool {
   #reaper: NodeJS.Timeout | undefined;
   /** The latest write of this pool's row in the store, awaited before the row is removed at stop. */
   #announcing: Promise<void> | undefined;
+  #orphanCheck: NodeJS.Timeout | undefined;
+  /** Taken before the pool registers or claims anything (`Store.holdWorkerLock`). */
+  #ready: Promise<WorkerLock | undefined> | undefined;
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
   }
 
   start(): void {
-    const { concurrency, store, maxAttempts, leaseMs, logger } = this.#options;
+    this.#ready = this.#prepare().catch((error: unknown) => {
+      this.#options.logger.error({ err: error }, 'preparing the worker pool failed');
+      return undefined;
+    });
+    const { concurrency } = this.#options;
     for (let i = 0; i < concurrency; i++) this.#slots.push(this.#slot());
+  }
+
+  /**
+   * Before the first claim: take the worker lock, register, and requeue the tasks of pools that died (on this
+   * machine: the process this one replaces; on PostgreSQL: any pool whose lock is gone). Then keep doing so:
+   * the reaper fails tasks out of attempts, the beat renews the registration, the orphan check requeues.
+   */
+  async #prepare(): Promise<WorkerLock | undefined> {
+    const { store, maxAttempts, leaseMs, logger } = this.#options;
+    const lock = await store.holdWorkerLock(this.workerId).catch((error: unknown) => {
+      // Without it the pool still works, unregistered (GET /v1/models does not count it), and its tasks wait
+      // for their leases after a crash.
+      logger.error({ err: error }, 'could not take the worker lock; this pool is not registered');
+      return undefined;
+    });
     const reap = () =>
       store.failAbandonedTasks(maxAttempts).then(
         (count) => {
@@ -52,12 +78,32 @@ export class WorkerPool {
       store
         .registerWorker(this.workerId, this.#options.engines.models(), intervalMs * 3)
         .catch((error: unknown) => logger.warn({ err: error }, 'could not record this worker in the store'));
-    const beat = () => {
-      void reap();
+    // Registered only under the lock: on PostgreSQL a registered pool without it would be taken for dead.
+    if (lock) {
       this.#announcing = announce();
-    };
-    beat();
-    this.#reaper = setInterval(beat, intervalMs);
+      await this.#announcing;
+    }
+    const owners = await store.listLeaseOwners().catch(() => []);
+    await this.#requeueOrphans(goneLocalWorkers(owners));
+    void reap();
+    this.#reaper = setInterval(() => {
+      void reap();
+      if (lock) this.#announcing = announce();
+    }, intervalMs);
+    this.#orphanCheck = setInterval(() => void this.#requeueOrphans([]), ORPHAN_CHECK_MS);
+    return lock;
+  }
+
+  async #requeueOrphans(goneWorkers: readonly string[]): Promise<void> {
+    const { store, logger } = this.#options;
+    const count = await store.requeueOrphanedTasks(goneWorkers).catch((error: unknown) => {
+      logger.error({ err: error }, 'requeueing the tasks of gone workers failed');
+      return 0;
+    });
+    if (count === 0) return;
+    logger.warn({ count }, 'requeued the tasks of a worker that is gone');
+    this.#options.metrics?.tasksRequeued.inc(count);
+    this.notify();
   }
 
   /**
@@ -97,19 +143,25 @@ export class WorkerPool {
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     clearInterval(this.#reaper);
+    clearInterval(this.#orphanCheck);
     for (const wake of [...this.#wake]) wake();
     const allDone = Promise.all(this.#slots);
     if (!(await settlesWithin(allDone, graceMs))) {
       for (const task of this.#running) task.stop('shutdown');
       await allDone;
     }
+    const lock = await this.#ready;
+    clearInterval(this.#reaper);
+    clearInterval(this.#orphanCheck);
     await this.#announcing;
     await this.#options.store.removeWorker(this.workerId).catch(() => undefined);
+    await lock?.release();
   }
 
   async #slot(): Promise<void> {
     const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
     const { maxActivePerAccount = 0 } = this.#options;
+    await this.#ready;
     while (!this.#stopping) {
       const notificationsBefore = this.#notifications;
       let task: Awaited<ReturnType<typeof store.claimTask>>;

@@ -38,6 +38,7 @@ import type {
   TaskList,
   TaskListQuery,
   WebhookSecret,
+  WorkerLock,
 } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { cancelTask } from './operations/cancel-task.js';
@@ -72,6 +73,7 @@ import { getTask } from './operations/get-task.js';
 import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
+import { listLeaseOwners } from './operations/list-lease-owners.js';
 import { listSignInFailures } from './operations/list-sign-in-failures.js';
 import { listTasks } from './operations/list-tasks.js';
 import { ping } from './operations/ping.js';
@@ -85,6 +87,7 @@ import { releaseTask } from './operations/release-task.js';
 import { removeWorker } from './operations/remove-worker.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
+import { requeueOrphanedTasks } from './operations/requeue-orphaned-tasks.js';
 import { rerouteTask } from './operations/reroute-task.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
@@ -294,6 +297,17 @@ export abstract class KyselyStore implements Store {
 
   servedModels(): Promise<Set<ModelId>> {
     return servedModels(this.db, this.now());
+  }
+
+  abstract holdWorkerLock(workerId: string): Promise<WorkerLock>;
+
+  listLeaseOwners(): Promise<string[]> {
+    return listLeaseOwners(this.db);
+  }
+
+  requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number> {
+    // Only PostgreSQL has sessions to read: claims there lock rows, and pools hold worker locks.
+    return requeueOrphanedTasks(this.db, goneWorkers, this.#skipLocked, this.now());
   }
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {

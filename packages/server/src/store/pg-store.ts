@@ -4,11 +4,13 @@
  * the callback outbox.
  */
 import { type Kysely, sql } from 'kysely';
+import type { WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { openPgDatabase, type PgDatabase, type PgDatabaseOptions, withMigrationLock } from './pg-database.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
+import { holdPgWorkerLock } from './pg-worker-lock.js';
 
 export interface PgStoreOptions extends PgDatabaseOptions {
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
@@ -60,6 +62,18 @@ export class PgStore extends KyselyStore {
       pool: this.#pool,
       ...(this.#options.schema !== undefined && { namespace: this.#options.schema }),
     });
+  }
+
+  async holdWorkerLock(workerId: string): Promise<WorkerLock> {
+    const schema = this.#options.schema ?? (await currentSchema(this.db));
+    return holdPgWorkerLock(
+      {
+        connectionString: this.#options.connectionString,
+        schema,
+        ...(this.#options.onError && { onError: this.#options.onError }),
+      },
+      workerId,
+    );
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
+import type { WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
@@ -51,6 +52,11 @@ export class SqliteStore extends KyselyStore {
       }
       await sql`commit`.execute(db);
     });
+  }
+
+  /** One machine: a restart finds the tasks of the process it replaces by its pid (runner/gone-workers.ts). */
+  async holdWorkerLock(): Promise<WorkerLock> {
+    return { release: async () => {} };
   }
 
   close(): Promise<void> {
