@@ -5,7 +5,18 @@
  * process's own.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { Quality } from './domain/frame-size.js';
+import type { ModelId } from './domain/models.js';
+import { costMicros, fromMicros, type Prices } from './domain/prices.js';
 import type { QueueStats } from './ports/store.js';
+
+/** What a completed task used, for the usage counters. */
+export interface CompletedUsage {
+  readonly model: ModelId;
+  readonly engine: string;
+  readonly quality: Quality;
+  readonly videoSeconds: number;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -59,7 +70,24 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(options: { queueStats?: () => Promise<QueueStats> } = {}) {
+  readonly videoSeconds = new Counter({
+    name: 'videogen_video_seconds_total',
+    help: 'Seconds of video of the tasks this process completed, by model and engine (the usage records’ figures).',
+    labelNames: ['model', 'engine'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cost = new Counter({
+    name: 'videogen_cost_total',
+    help: 'Cost of the tasks this process completed at the configured prices, in currency units, by model and engine.',
+    labelNames: ['model', 'engine', 'currency'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #prices: Prices | undefined;
+
+  constructor(options: { queueStats?: () => Promise<QueueStats>; prices?: Prices | undefined } = {}) {
+    this.#prices = options.prices;
     collectDefaultMetrics({ register: this.registry, prefix: 'videogen_' });
     const { queueStats } = options;
     if (!queueStats) return;
@@ -121,5 +149,15 @@ export class Metrics {
         this.set((await stats()).pendingDeliveries);
       },
     });
+  }
+
+  /** Counts a completed task's video seconds and, when its model and quality have a price, its cost. */
+  recordUsage(usage: CompletedUsage): void {
+    const labels = { model: usage.model, engine: usage.engine };
+    this.videoSeconds.inc(labels, usage.videoSeconds);
+    const micros = costMicros(this.#prices, usage.model, usage.quality, usage.videoSeconds);
+    if (micros !== null && this.#prices) {
+      this.cost.inc({ ...labels, currency: this.#prices.currency }, fromMicros(micros));
+    }
   }
 }

@@ -29,6 +29,7 @@ import { RetentionSweeper } from './retention.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { ScratchSpace } from './scratch-space.js';
 import { TaskService } from './task-service.js';
+import { UsageService } from './usage-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 
 export interface Service {
@@ -66,7 +67,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   await checkStorage(storage);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
-  const metrics = new Metrics({ queueStats: () => store.queueStats() });
+  const metrics = new Metrics({ queueStats: () => store.queueStats(), prices: enginesConfig.prices });
 
   let webhooks: WebhookDispatcher | undefined;
   let api: ApiDependencies | undefined;
@@ -108,13 +109,15 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       onDeliveryQueued: () => void signal.notify('deliveries'),
       onCancelled: () => void signal.notify('cancellations'),
       checkInputs: routedInputCheck(enginesConfig),
+      prices: enginesConfig.prices,
     });
+    const usage = new UsageService({ store, prices: enginesConfig.prices });
     const dashboard = {
       sessions: new DashboardSessions(store),
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
-    api = { tasks, links, storage, files, dashboard };
+    api = { tasks, links, storage, files, usage, dashboard };
   }
 
   const pool = engines

@@ -22,12 +22,14 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
+import type { Prices } from '../domain/prices.js';
 import { ArkOptionsSchema } from './ark/ark-options.js';
 import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
 import { FalOptionsSchema } from './fal/fal-options.js';
 import { GeminiOptionsSchema } from './gemini/gemini-options.js';
 import { OpenAiOptionsSchema } from './openai/openai-options.js';
+import { PricesSchema, toPrices } from './prices-file.js';
 import { RelayOptionsSchema } from './relay/relay-options.js';
 import { ReplicateOptionsSchema } from './replicate/replicate-options.js';
 import { RunwayOptionsSchema } from './runway/runway-options.js';
@@ -65,6 +67,7 @@ const EnginesFileSchema = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    prices: Type.Optional(PricesSchema),
   },
   { additionalProperties: false },
 );
@@ -78,6 +81,8 @@ export interface EnginesConfig {
   readonly baseDir: string;
   /** The engines file, for messages; undefined for the default. */
   readonly file: string | undefined;
+  /** What video costs (prices-file.ts); undefined when the file has no `prices`. */
+  readonly prices: Prices | undefined;
 }
 
 export class EnginesFileError extends ConfigError {
@@ -94,6 +99,7 @@ export function defaultEnginesConfig(baseDir = process.cwd()): EnginesConfig {
     models: new Map(MODEL_IDS.map((id) => [id, LOCAL_ENGINE])),
     baseDir,
     file: undefined,
+    prices: undefined,
   };
 }
 
@@ -190,7 +196,8 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
     models.set(id, name);
   }
   if (models.size === 0) throw new EnginesFileError(file, '/models: maps no model ID to an engine');
-  return { engines, models, baseDir: dirname(resolve(file)), file };
+  const prices = parsed.prices && toPrices(parsed.prices);
+  return { engines, models, baseDir: dirname(resolve(file)), file, prices };
 }
 
 /** Reads and checks the engines file at `path` (YAML, of which JSON is a subset). */
