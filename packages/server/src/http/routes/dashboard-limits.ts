@@ -3,10 +3,11 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../errors.js';
 import { LimitError } from '../../usage-limits.js';
 
-const VideoSeconds = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], {
+// Null first: Fastify's Ajv coerces types, and would turn a null into 0 for a number branch tried before it.
+const VideoSeconds = Type.Union([Type.Null(), Type.Integer({ minimum: 0 })], {
   description: 'Seconds of video a month (UTC calendar month); null: no limit.',
 });
-const Budget = Type.Union([Type.Number({ minimum: 0 }), Type.Null()], {
+const Budget = Type.Union([Type.Null(), Type.Number({ minimum: 0 })], {
   description:
     'An amount of the configured prices’ currency a month; null: no limit. Holds only tasks of priced models.',
 });
