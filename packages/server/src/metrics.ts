@@ -5,10 +5,11 @@
  * process's own.
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { type CircuitPolicy, circuitState } from './domain/engine-route.js';
 import type { Quality } from './domain/frame-size.js';
 import type { ModelId } from './domain/models.js';
 import { costMicros, fromMicros, type Prices } from './domain/prices.js';
-import type { QueueStats } from './ports/store.js';
+import type { EngineStats, QueueStats } from './ports/store.js';
 
 /** What a completed task used, for the usage counters. */
 export interface CompletedUsage {
@@ -86,9 +87,29 @@ export class Metrics {
 
   readonly #prices: Prices | undefined;
 
-  constructor(options: { queueStats?: () => Promise<QueueStats>; prices?: Prices | undefined } = {}) {
+  readonly engineFallbacks = new Counter({
+    name: 'videogen_engine_fallbacks_total',
+    help: 'Tasks this process moved from an unavailable engine to the next engine of their route, by model and engines.',
+    labelNames: ['model', 'from_engine', 'to_engine'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(
+    options: {
+      queueStats?: () => Promise<QueueStats>;
+      /** For the cost counter: the prices this process loaded. */
+      prices?: Prices | undefined;
+      /** The engines' circuits and tasks in flight, with the engines file's names and circuit policy. */
+      engines?: {
+        readonly stats: () => Promise<EngineStats>;
+        readonly names: readonly string[];
+        readonly circuit: CircuitPolicy;
+      };
+    } = {},
+  ) {
     this.#prices = options.prices;
     collectDefaultMetrics({ register: this.registry, prefix: 'videogen_' });
+    if (options.engines) this.#engineGauges(options.engines);
     const { queueStats } = options;
     if (!queueStats) return;
 
@@ -159,5 +180,65 @@ export class Metrics {
     if (micros !== null && this.#prices) {
       this.cost.inc({ ...labels, currency: this.#prices.currency }, fromMicros(micros));
     }
+  }
+
+  #engineGauges(engines: {
+    readonly stats: () => Promise<EngineStats>;
+    readonly names: readonly string[];
+    readonly circuit: CircuitPolicy;
+  }): void {
+    let pending: Promise<EngineStats> | undefined;
+    const stats = () => {
+      pending ??= engines.stats().finally(() => {
+        setImmediate(() => {
+          pending = undefined;
+        });
+      });
+      return pending;
+    };
+    const registers = [this.registry];
+    const names = async () => {
+      const read = await stats();
+      return {
+        read,
+        names: [...new Set([...engines.names, ...read.circuits.keys(), ...read.inFlight.keys()])],
+      };
+    };
+    new Gauge({
+      name: 'videogen_engine_tasks_in_flight',
+      help: 'Tasks processing on each engine under a live lease, across all processes (compare with max_concurrency).',
+      labelNames: ['engine'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        const { read, names: all } = await names();
+        for (const engine of all) this.set({ engine }, read.inFlight.get(engine) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'videogen_engine_circuit_open',
+      help: 'Whether each engine is skipped by its circuit breaker (1: open, or its one trial task is running; 0: closed or ready for a trial).',
+      labelNames: ['engine'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        const { read, names: all } = await names();
+        for (const engine of all) {
+          const state = circuitState(read.circuits.get(engine), engines.circuit, read.now);
+          this.set({ engine }, state === 'open' ? 1 : 0);
+        }
+      },
+    });
+    new Gauge({
+      name: 'videogen_engine_consecutive_failures',
+      help: 'Unavailability failures in a row of each engine since its last success (the circuit opens at the policy count).',
+      labelNames: ['engine'] as const,
+      registers,
+      async collect() {
+        this.reset();
+        const { read, names: all } = await names();
+        for (const engine of all) this.set({ engine }, read.circuits.get(engine)?.failures ?? 0);
+      },
+    });
   }
 }

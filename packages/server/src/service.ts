@@ -21,6 +21,7 @@ import { routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
+import { ModelList } from './model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Store } from './ports/store.js';
 import { securePrivateFiles } from './private-files.js';
@@ -67,7 +68,15 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   await checkStorage(storage);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
-  const metrics = new Metrics({ queueStats: () => store.queueStats(), prices: enginesConfig.prices });
+  const metrics = new Metrics({
+    queueStats: () => store.queueStats(),
+    prices: enginesConfig.prices,
+    engines: {
+      stats: () => store.engineStats(),
+      names: [...enginesConfig.engines.keys()],
+      circuit: enginesConfig.routing.circuit,
+    },
+  });
 
   let webhooks: WebhookDispatcher | undefined;
   let api: ApiDependencies | undefined;
@@ -117,7 +126,8 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
-    api = { tasks, links, storage, files, usage, dashboard };
+    const models = new ModelList({ config: enginesConfig, store });
+    api = { tasks, links, storage, files, usage, dashboard, models };
   }
 
   const pool = engines

@@ -5,11 +5,13 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MODEL_IDS } from '../src/domain/models.js';
 import {
+  DEFAULT_ROUTING,
   defaultEnginesConfig,
   EnginesFileError,
   loadEnginesFile,
   parseEnginesConfig,
 } from '../src/engines/engines-file.js';
+import { docsExample } from './helpers/docs-examples.js';
 
 let dir: string;
 before(async () => {
@@ -33,7 +35,10 @@ describe('the engines file', () => {
   it('defaults to the local engine for all six model IDs', () => {
     const config = defaultEnginesConfig();
     assert.deepEqual([...config.models.keys()], [...MODEL_IDS]);
-    assert.deepEqual([...new Set(config.models.values())], ['local']);
+    assert.deepEqual(
+      [...config.models.values()].map((route) => route.flat().map(({ engine }) => engine)),
+      MODEL_IDS.map(() => ['local']),
+    );
   });
 
   it('reads YAML with named engines, environment variables and the built-in engine', async () => {
@@ -60,9 +65,9 @@ describe('the engines file', () => {
     const config = loadEnginesFile(path, { SGLANG_KEY: 'sk-secret' });
     assert.equal(config.baseDir, dir);
     assert.deepEqual(Object.fromEntries(config.models), {
-      'videogen-2.0-text-to-video': 'sglang',
-      'videogen-2.0-image-to-video': 'wan',
-      'videogen-2.0-fast-text-to-video': 'local',
+      'videogen-2.0-text-to-video': [[{ engine: 'sglang', weight: 1 }]],
+      'videogen-2.0-image-to-video': [[{ engine: 'wan', weight: 1 }]],
+      'videogen-2.0-fast-text-to-video': [[{ engine: 'local', weight: 1 }]],
     });
     const sglang = config.engines.get('sglang');
     assert.equal(sglang?.type === 'openai' && sglang.api_key, 'sk-secret');
@@ -125,5 +130,103 @@ describe('the engines file', () => {
     const bad = join(dir, 'bad.yaml');
     await writeFile(bad, 'models: [unclosed');
     assert.throws(() => loadEnginesFile(bad), /bad\.yaml: is not valid YAML or JSON/);
+  });
+
+  it('reads routes: fallback lists, balanced sets, caps, accept timeouts and the routing policy', () => {
+    const config = parseEnginesConfig(
+      {
+        engines: {
+          'gpu-a': { type: 'relay', base_url: 'http://gpu-a:8080', api_key: 'k', max_concurrency: 10 },
+          'gpu-b': { type: 'relay', base_url: 'http://gpu-b:8080', api_key: 'k', max_concurrency: 4 },
+          ark: { type: 'relay', base_url: 'http://ark:8080', api_key: 'k', accept_timeout_seconds: 5 },
+        },
+        models: {
+          'videogen-2.0-text-to-video': ['ark', { balance: { 'gpu-a': 2, 'gpu-b': 1 } }, 'local'],
+          'videogen-2.0-fast-text-to-video': 'gpu-a',
+        },
+        routing: { accept_timeout_seconds: 20, circuit_breaker: { failures: 3, cooldown_seconds: 45 } },
+      },
+      'engines.yaml',
+    );
+    assert.deepEqual(config.models.get('videogen-2.0-text-to-video'), [
+      [{ engine: 'ark', weight: 1 }],
+      [
+        { engine: 'gpu-a', weight: 2 },
+        { engine: 'gpu-b', weight: 1 },
+      ],
+      [{ engine: 'local', weight: 1 }],
+    ]);
+    assert.deepEqual(Object.fromEntries(config.limits), {
+      'gpu-a': { maxConcurrency: 10 },
+      'gpu-b': { maxConcurrency: 4 },
+      ark: { acceptTimeoutMs: 5000 },
+    });
+    assert.deepEqual(config.routing, {
+      acceptTimeoutMs: 20_000,
+      circuit: { failures: 3, cooldownMs: 45_000 },
+      fallbackOnRefusal: false,
+    });
+    // The routing keys are not the engine type's options.
+    assert.deepEqual(config.engines.get('gpu-a'), {
+      type: 'relay',
+      base_url: 'http://gpu-a:8080',
+      api_key: 'k',
+    });
+  });
+
+  it("reads the docs' routing example as written", async () => {
+    const config = parseEnginesConfig(await docsExample('routing'), 'engines.yaml', {
+      ARK_API_KEY: 'ark-key',
+    });
+    assert.deepEqual(config.models.get('videogen-2.0-text-to-video'), [
+      [{ engine: 'seedance', weight: 1 }],
+      [
+        { engine: 'gpu-a', weight: 2 },
+        { engine: 'gpu-b', weight: 1 },
+      ],
+      [{ engine: 'local', weight: 1 }],
+    ]);
+    assert.deepEqual(config.models.get('videogen-2.0-fast-text-to-video'), [
+      [
+        { engine: 'gpu-a', weight: 1 },
+        { engine: 'gpu-b', weight: 1 },
+      ],
+    ]);
+    assert.deepEqual(Object.fromEntries(config.limits), {
+      'gpu-a': { maxConcurrency: 4 },
+      'gpu-b': { maxConcurrency: 2 },
+    });
+    assert.deepEqual(config.routing, DEFAULT_ROUTING);
+    assert.deepEqual([...config.engines.keys()].sort(), ['gpu-a', 'gpu-b', 'local', 'seedance']);
+  });
+
+  it('names the place of every routing problem', () => {
+    const relay = { type: 'relay', base_url: 'http://a:1', api_key: 'k' };
+    assert.match(
+      problem({ engines: { a: relay }, models: { 'videogen-2.0-text-to-video': ['a', 'b'] } }),
+      /\/models\/videogen-2.0-text-to-video: no engine named "b"/,
+    );
+    assert.match(
+      problem({
+        engines: { a: relay },
+        models: { 'videogen-2.0-text-to-video': ['a', { balance: { a: 1 } }] },
+      }),
+      /\/models\/videogen-2.0-text-to-video: the route names "a" twice/,
+    );
+    assert.match(
+      problem({
+        engines: { a: { ...relay, max_concurrency: 0 } },
+        models: { 'videogen-2.0-text-to-video': 'a' },
+      }),
+      /\/engines\/a\/max_concurrency: /,
+    );
+    assert.match(
+      problem({ engines: { a: relay }, models: { 'videogen-2.0-text-to-video': [] } }),
+      /\/models\/videogen-2.0-text-to-video/,
+    );
+    assert.match(
+      problem({ models: { 'videogen-2.0-text-to-video': 'local' }, routing: { retries: 3 } }),
+      /\/routing/,
+    );
   });
 });

@@ -538,7 +538,10 @@ describe('gemini engine against the fake Gemini API', () => {
     const config = parseEnginesConfig(await docsExample('gemini-veo'), 'engines.yaml', {
       GEMINI_API_KEY: KEY,
     });
-    assert.deepEqual([...config.models.values()], ['veo', 'veo', 'veo', 'veo-fast', 'veo-fast', 'veo-fast']);
+    assert.deepEqual(
+      [...config.models.values()].map((route) => route[0]?.[0]?.engine),
+      ['veo', 'veo', 'veo', 'veo-fast', 'veo-fast', 'veo-fast'],
+    );
     assert.equal(createEngines(config).get('veo-fast')?.name, 'veo-fast');
     const example = config.engines.get('veo-fast') as EngineOptions & GeminiOptions;
     assert.deepEqual(example, { type: 'gemini', api_key: KEY, model: 'veo-3.1-fast-generate-preview' });

@@ -109,6 +109,53 @@ describe('a hosted task', () => {
     assert.deepEqual(script.cancelled, ['up-1']);
   });
 
+  it('calls onAccepted once, after submit has resolved with the id and before the first poll', async () => {
+    const script = provider([
+      { state: 'running' },
+      { state: 'succeeded', result: 'https://provider.test/v.mp4' },
+    ]);
+    const events: string[] = [];
+    const { submit, poll } = script.steps;
+    const steps: HostedTaskSteps<string> = {
+      ...script.steps,
+      submit: async () => {
+        events.push('submit');
+        const id = await submit();
+        events.push('submitted');
+        return id;
+      },
+      poll: (id) => {
+        events.push('poll');
+        return poll(id);
+      },
+    };
+    await runHostedTask(steps, { ...options(), onAccepted: () => events.push('accepted') });
+    assert.deepEqual(events, ['submit', 'submitted', 'accepted', 'poll', 'poll']);
+  });
+
+  it('does not call onAccepted when submit rejects', async () => {
+    const refused = new TaskFailure(
+      'upstream_unavailable',
+      'test engine "p": POST answered HTTP 503 (gave up)',
+    );
+    const script = provider([{ state: 'queued' }]);
+    const accepted: string[] = [];
+    const steps: HostedTaskSteps<string> = {
+      ...script.steps,
+      submit: async () => {
+        throw refused;
+      },
+    };
+    const error = await runHostedTask(steps, {
+      ...options(),
+      onAccepted: () => accepted.push('accepted'),
+    }).catch((caught: unknown) => caught);
+    assert.equal(error, refused);
+    assert.deepEqual(accepted, []);
+    assert.equal(script.polls, 0);
+    assert.deepEqual(script.cancelled, [], 'nothing to cancel without an id');
+  });
+
   it('cancels upstream when the provider stops answering', async () => {
     const gone = new TaskFailure('upstream_unavailable', 'test engine "p": GET answered HTTP 503 (gave up)');
     const script = provider([{ state: 'running' }, gone]);

@@ -42,6 +42,7 @@ const TABLES = [
   'webhook_attempts',
   'webhook_deliveries',
   'webhook_secrets',
+  'workers',
 ];
 
 describe('PostgreSQL', postgres, () => {

@@ -4,12 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { EngineRoute } from '../src/domain/engine-route.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
 import { NO_LIMITS } from '../src/domain/usage.js';
-import type { ApiKeyRecord, Claim, Store } from '../src/ports/store.js';
+import type { ApiKeyRecord, Claim, ClaimRouting, Store } from '../src/ports/store.js';
 import { deliveryStoreConformance } from './delivery-store-conformance.js';
 import { type Clock, storeHarness, T0 } from './helpers/store-harness.js';
 import { usageStoreConformance } from './usage-store-conformance.js';
@@ -677,6 +678,159 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             store.claimTask({ workerId: 'w-late', leaseMs: LEASE, maxAttempts: 3, maxActivePerAccount: 2 });
           while (await late());
           assert.equal(await store.countPendingTasks(), 12 - 6);
+        }));
+    });
+
+    describe('routing across engines', () => {
+      const CIRCUIT = { failures: 2, cooldownMs: 10_000 };
+      const routeOf = (...steps: string[][]): EngineRoute =>
+        steps.map((step) => step.map((engine) => ({ engine, weight: 1 })));
+      const routing = (
+        routes: ReadonlyMap<ModelId, EngineRoute>,
+        caps: Record<string, number> = {},
+      ): ClaimRouting => ({
+        routes,
+        maxConcurrency: new Map(Object.entries(caps)),
+        circuit: CIRCUIT,
+        random: () => 0,
+      });
+      const claimRouted = (store: Store, workerId: string, options: ClaimRouting) =>
+        store.claimTask({ workerId, leaseMs: LEASE, maxAttempts: 3, routing: options });
+
+      it('records the engine a claim routes the task to, and leaves unrouted models alone', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const image = await addTask(store, scope, IMAGE);
+          const text = await addTask(store, scope, TEXT);
+          const claimed = await claimRouted(store, 'w-1', routing(new Map([[TEXT, routeOf(['gpu'])]])));
+          assert.equal(claimed?.id, text.id);
+          assert.equal(claimed?.engine, 'gpu');
+          assert.equal((await mustGet(store, text.id)).engine, 'gpu');
+          assert.equal((await mustGet(store, image.id)).status, 'pending');
+          assert.deepEqual(Object.fromEntries((await store.engineStats()).inFlight), { gpu: 1 });
+        }));
+
+      it('holds max_concurrency across concurrent claims, and frees the slot when a task ends or its lease expires', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          for (let i = 0; i < 6; i++) await addTask(store, scope, TEXT);
+          const options = routing(new Map([[TEXT, routeOf(['gpu'])]]), { gpu: 2 });
+          const claimed = (
+            await Promise.all(Array.from({ length: 5 }, (_, i) => claimRouted(store, `w-${i}`, options)))
+          ).filter((task) => task !== undefined);
+          assert.equal(claimed.length, 2, 'two slots, however many claim at once');
+          assert.equal(await store.countPendingTasks(), 4, 'the rest wait, pending');
+          const [first, second] = claimed;
+          assert.ok(first && second);
+          assert.ok(await store.completeTask(claimOf(first), 'r'));
+          const third = await claimRouted(store, 'w-9', options);
+          assert.equal(third?.engine, 'gpu');
+          assert.equal(await claimRouted(store, 'w-9', options), undefined);
+          clock.now += LEASE + 1;
+          const replaced = await claimRouted(store, 'w-10', options);
+          assert.ok(replaced, 'expired leases hold no slot');
+        }));
+
+      it('opens a circuit after the policy count of failures, skips it, then lets one trial task through', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          for (let i = 0; i < 5; i++) await addTask(store, scope, TEXT);
+          const options = routing(new Map([[TEXT, routeOf(['ark'], ['gpu'])]]));
+          assert.equal((await claimRouted(store, 'w-1', options))?.engine, 'ark');
+          await store.recordEngineOutcome('ark', 'unavailable', CIRCUIT);
+          assert.equal(
+            (await claimRouted(store, 'w-1', options))?.engine,
+            'ark',
+            'one failure is not enough',
+          );
+          await store.recordEngineOutcome('ark', 'unavailable', CIRCUIT);
+          const stats = await store.engineStats();
+          assert.deepEqual(stats.circuits.get('ark'), {
+            failures: 2,
+            openUntil: clock.now + CIRCUIT.cooldownMs,
+            trialUntil: null,
+          });
+          assert.equal((await claimRouted(store, 'w-1', options))?.engine, 'gpu', 'open: the next step');
+          clock.now += CIRCUIT.cooldownMs;
+          const trial = await claimRouted(store, 'w-2', options);
+          assert.equal(trial?.engine, 'ark', 'after the cool-down, one trial');
+          assert.equal((await store.engineStats()).circuits.get('ark')?.trialUntil, clock.now + LEASE);
+          assert.equal((await claimRouted(store, 'w-3', options))?.engine, 'gpu', 'only one');
+          await store.recordEngineOutcome('ark', 'succeeded', CIRCUIT);
+          assert.deepEqual((await store.engineStats()).circuits.get('ark'), {
+            failures: 0,
+            openUntil: null,
+            trialUntil: null,
+          });
+        }));
+
+      it('knows which models live workers serve, until a worker stops or is not renewed in time', () =>
+        withStore(async (store, clock) => {
+          assert.deepEqual(await store.servedModels(), new Set());
+          await store.registerWorker('w-1', [TEXT], 3000);
+          await store.registerWorker('w-2', [TEXT, IMAGE], 3000);
+          assert.deepEqual(await store.servedModels(), new Set([TEXT, IMAGE]));
+          await store.removeWorker('w-2');
+          assert.deepEqual(await store.servedModels(), new Set([TEXT]));
+          clock.now += 2000;
+          await store.registerWorker('w-1', [IMAGE], 3000);
+          clock.now += 2000;
+          assert.deepEqual(await store.servedModels(), new Set([IMAGE]), 'renewed, with its new models');
+          clock.now += 1000;
+          assert.deepEqual(await store.servedModels(), new Set(), 'not renewed in time: gone');
+        }));
+
+      it('counts concurrent failures from several processes without losing one', () =>
+        withStore(async (store) => {
+          const policy = { failures: 100, cooldownMs: 1000 };
+          await Promise.all(
+            Array.from({ length: 12 }, () => store.recordEngineOutcome('gpu', 'unavailable', policy)),
+          );
+          assert.equal((await store.engineStats()).circuits.get('gpu')?.failures, 12);
+        }));
+
+      it('moves a claimed task to the next engine, under the same caps, and only under its claim', () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          await addTask(store, scope, TEXT);
+          await addTask(store, scope, TEXT);
+          const route = routeOf(['ark'], ['gpu-a', 'gpu-b']);
+          const options = routing(new Map([[TEXT, route]]), { 'gpu-a': 1, 'gpu-b': 1 });
+          const first = await claimRouted(store, 'w-1', options);
+          const second = await claimRouted(store, 'w-2', options);
+          assert.ok(first && second);
+          const next = {
+            maxConcurrency: options.maxConcurrency,
+            circuit: CIRCUIT,
+            random: () => 0,
+            leaseMs: LEASE,
+          };
+          assert.deepEqual(await store.rerouteTask(claimOf(first), route, new Set(['ark']), next), {
+            kind: 'engine',
+            engine: 'gpu-a',
+            trial: false,
+          });
+          assert.equal((await mustGet(store, first.id)).engine, 'gpu-a');
+          assert.equal(
+            (await store.rerouteTask(claimOf(second), route, new Set(['ark']), next)).kind === 'engine' &&
+              (await mustGet(store, second.id)).engine,
+            'gpu-b',
+          );
+          assert.deepEqual(
+            await store.rerouteTask(claimOf(second), route, new Set(['ark', 'gpu-b']), next),
+            { kind: 'wait' },
+            'gpu-a is full',
+          );
+          assert.deepEqual(
+            await store.rerouteTask(claimOf(second), route, new Set(['ark', 'gpu-a', 'gpu-b']), next),
+            { kind: 'none' },
+          );
+          const stale = { ...claimOf(first), attempt: first.attempts + 1 };
+          await store.completeTask(claimOf(second), 'r');
+          assert.deepEqual(await store.rerouteTask(stale, route, new Set(['ark', 'gpu-a']), next), {
+            kind: 'none',
+          });
+          assert.equal((await mustGet(store, first.id)).engine, 'gpu-a');
         }));
     });
 

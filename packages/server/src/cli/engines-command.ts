@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { loadEnginesConfig, openEngines } from '../adapters.js';
 import { loadConfig } from '../config.js';
+import { routeEngines } from '../domain/engine-route.js';
 import { printTable } from './print-table.js';
 import { UsageError } from './usage-error.js';
 
@@ -26,7 +27,9 @@ export async function enginesCommand(args: string[]): Promise<number> {
   const { config, engines } = openEngines(loadEnginesConfig(loadConfig()));
   const results = await Promise.all(
     [...engines].map(async ([name, engine]): Promise<CheckResult> => {
-      const models = [...config.models].filter(([, engineName]) => engineName === name).map(([id]) => id);
+      const models = [...config.models]
+        .filter(([, route]) => routeEngines(route).includes(name))
+        .map(([id]) => id);
       const type = config.engines.get(name)?.type ?? '';
       try {
         await engine.check(AbortSignal.timeout(CHECK_TIMEOUT_MS));

@@ -26,6 +26,8 @@ export const PROMPT_MAX_LENGTH = 5000;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 export const SEED_MAX = 4294967295;
 export const DEFAULT_DURATION = 5;
+export const MIN_DURATION = 4;
+export const MAX_DURATION = 15;
 export const DEFAULT_QUALITY: Quality = '720p';
 
 const AssetUrls = (description: string) => Type.Array(Type.String({ minLength: 1 }), { description });
@@ -46,7 +48,9 @@ export const GenerationRequestSchema = Type.Object(
     ),
     video_urls: Type.Optional(AssetUrls('Reference-to-video: reference videos.')),
     audio_urls: Type.Optional(AssetUrls('Reference-to-video: reference audio, used as the soundtrack.')),
-    duration: Type.Optional(Type.Integer({ minimum: 4, maximum: 15, default: DEFAULT_DURATION })),
+    duration: Type.Optional(
+      Type.Integer({ minimum: MIN_DURATION, maximum: MAX_DURATION, default: DEFAULT_DURATION }),
+    ),
     quality: Type.Optional(
       Type.Union(
         QUALITIES.map((q) => Type.Literal(q)),

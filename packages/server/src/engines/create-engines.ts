@@ -1,5 +1,4 @@
 /** Builds the engines an engines file names, and the router that picks one per model ID. */
-import type { ModelId } from '../domain/models.js';
 import type { Engine } from '../ports/engine.js';
 import { ArkEngine } from './ark/ark-engine.js';
 import { ComfyUiEngine } from './comfyui/comfyui-engine.js';
@@ -62,10 +61,5 @@ export function createEngines(
 }
 
 export function routeEngines(config: EnginesConfig, engines: ReadonlyMap<string, Engine>): EngineRouter {
-  const routes = new Map<ModelId, Engine>();
-  for (const [model, name] of config.models) {
-    const engine = engines.get(name);
-    if (engine) routes.set(model, engine);
-  }
-  return new EngineRouter(routes);
+  return new EngineRouter(config.models, engines, { limits: config.limits, policy: config.routing });
 }

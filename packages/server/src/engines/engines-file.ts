@@ -12,6 +12,11 @@
  *     videogen-2.0-text-to-video: wan
  *     videogen-2.0-fast-text-to-video: local
  *
+ * A model ID may also map to a route (docs/engines.md, "Routing"): a list of steps tried in order when an
+ * engine is unavailable, where a step is an engine name or `{balance: {name: weight, …}}`, a weighted set of
+ * equivalent engines. Any engine may have `max_concurrency` (tasks in flight on it across the cluster) and
+ * `accept_timeout_seconds`; `routing:` sets the circuit breaker and when to move on.
+ *
  * `${NAME}` in any string is replaced by the environment variable NAME (an unset one is an error), so keys
  * stay out of the file; `$${` writes a literal `${`.
  */
@@ -21,6 +26,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
+import type { CircuitPolicy, EngineRoute } from '../domain/engine-route.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Prices } from '../domain/prices.js';
 import { ArkOptionsSchema } from './ark/ark-options.js';
@@ -57,26 +63,98 @@ export type EngineType = EngineOptions['type'];
 
 const ENGINE_NAME = '^[a-z0-9][a-z0-9_-]{0,63}$';
 
+const EngineName = Type.String({ pattern: ENGINE_NAME });
+
+/** A weighted set of equivalent engines: `{balance: {gpu-a: 2, gpu-b: 1}}`. */
+const BalancedStepSchema = Type.Object(
+  {
+    balance: Type.Record(Type.String({ pattern: ENGINE_NAME }), Type.Number({ exclusiveMinimum: 0 }), {
+      additionalProperties: false,
+      minProperties: 1,
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const RouteSchema = Type.Union([
+  EngineName,
+  BalancedStepSchema,
+  Type.Array(Type.Union([EngineName, BalancedStepSchema]), { minItems: 1 }),
+]);
+
+/** Keys any engine may have beside its type's options: how routing treats it. */
+const RoutingKeysSchema = Type.Object({
+  max_concurrency: Type.Optional(Type.Integer({ minimum: 1 })),
+  accept_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+});
+const ROUTING_KEYS = Object.keys(RoutingKeysSchema.properties);
+
+const RoutingSchema = Type.Object(
+  {
+    /** How long an engine with a next step in the route has to accept a job before the task moves on. */
+    accept_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+    circuit_breaker: Type.Optional(
+      Type.Object(
+        {
+          failures: Type.Optional(Type.Integer({ minimum: 1 })),
+          cooldown_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    /** Move on after a refusal of the content (`upstream_refused`) too. */
+    fallback_on_refusal: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
 const EnginesFileSchema = Type.Object(
   {
     engines: Type.Optional(Type.Record(Type.String({ pattern: ENGINE_NAME }), EngineOptionsSchema)),
     models: Type.Partial(
-      Type.Record(
-        Type.Union(MODEL_IDS.map((id) => Type.Literal(id))),
-        Type.String({ pattern: ENGINE_NAME }),
-        { additionalProperties: false },
-      ),
+      Type.Record(Type.Union(MODEL_IDS.map((id) => Type.Literal(id))), RouteSchema, {
+        additionalProperties: false,
+      }),
     ),
+    routing: Type.Optional(RoutingSchema),
     prices: Type.Optional(PricesSchema),
   },
   { additionalProperties: false },
 );
 
+/** How routing treats one engine. */
+export interface EngineLimits {
+  /** The most tasks in flight on it across the cluster; unlimited when absent. */
+  readonly maxConcurrency?: number;
+  /** Overrides `RoutingPolicy.acceptTimeoutMs` for this engine. */
+  readonly acceptTimeoutMs?: number;
+}
+
+export interface RoutingPolicy {
+  /**
+   * How long an engine has to accept a job (ports/engine.ts `onAccepted`) when its route has somewhere left to
+   * go; then the task moves on. Without a next step an engine has the task's whole time limit.
+   */
+  readonly acceptTimeoutMs: number;
+  readonly circuit: CircuitPolicy;
+  /** Move on after `upstream_refused` too (off by default: another model would most likely refuse it too). */
+  readonly fallbackOnRefusal: boolean;
+}
+
+export const DEFAULT_ROUTING: RoutingPolicy = {
+  acceptTimeoutMs: 60_000,
+  circuit: { failures: 5, cooldownMs: 30_000 },
+  fallbackOnRefusal: false,
+};
+
 export interface EnginesConfig {
   /** Every engine a model ID uses, by name (`local` included when used). */
   readonly engines: ReadonlyMap<string, EngineOptions>;
-  /** Model ID → engine name, for the model IDs this process serves. */
-  readonly models: ReadonlyMap<ModelId, string>;
+  /** Model ID → its route, for the model IDs this process serves. */
+  readonly models: ReadonlyMap<ModelId, EngineRoute>;
+  /** Engine name → its routing limits, for the engines that have some. */
+  readonly limits: ReadonlyMap<string, EngineLimits>;
+  readonly routing: RoutingPolicy;
   /** Where relative paths in engine options start: the file's directory (the working directory without a file). */
   readonly baseDir: string;
   /** The engines file, for messages; undefined for the default. */
@@ -96,7 +174,9 @@ export class EnginesFileError extends ConfigError {
 export function defaultEnginesConfig(baseDir = process.cwd()): EnginesConfig {
   return {
     engines: new Map([[LOCAL_ENGINE, { type: 'local' }]]),
-    models: new Map(MODEL_IDS.map((id) => [id, LOCAL_ENGINE])),
+    models: new Map(MODEL_IDS.map((id) => [id, [[{ engine: LOCAL_ENGINE, weight: 1 }]]])),
+    limits: new Map(),
+    routing: DEFAULT_ROUTING,
     baseDir,
     file: undefined,
     prices: undefined,
@@ -170,12 +250,70 @@ function firstProblem(data: unknown): string | undefined {
   return `${error.path || '/'}: ${error.message}`;
 }
 
+const routingKeysChecker = TypeCompiler.Compile(RoutingKeysSchema);
+
+/**
+ * Takes the routing keys (`max_concurrency`, …) out of each engine's options, which are then checked against
+ * their type's schema alone, and checks them.
+ */
+function splitRoutingKeys(data: unknown, file: string): { data: unknown; limits: Map<string, EngineLimits> } {
+  const limits = new Map<string, EngineLimits>();
+  const engines = (data as { engines?: unknown } | null)?.engines;
+  if (!engines || typeof engines !== 'object' || Array.isArray(engines)) return { data, limits };
+  const cleaned: Record<string, unknown> = {};
+  for (const [name, options] of Object.entries(engines)) {
+    if (!options || typeof options !== 'object' || Array.isArray(options)) {
+      cleaned[name] = options;
+      continue;
+    }
+    const own = Object.fromEntries(Object.entries(options).filter(([key]) => !ROUTING_KEYS.includes(key)));
+    const routing = Object.fromEntries(Object.entries(options).filter(([key]) => ROUTING_KEYS.includes(key)));
+    const error = routingKeysChecker.Errors(routing).First();
+    if (error) throw new EnginesFileError(file, `/engines/${name}${error.path}: ${error.message}`);
+    const keys = routing as Static<typeof RoutingKeysSchema>;
+    if (keys.max_concurrency !== undefined || keys.accept_timeout_seconds !== undefined) {
+      limits.set(name, {
+        ...(keys.max_concurrency !== undefined && { maxConcurrency: keys.max_concurrency }),
+        ...(keys.accept_timeout_seconds !== undefined && {
+          acceptTimeoutMs: Math.round(keys.accept_timeout_seconds * 1000),
+        }),
+      });
+    }
+    cleaned[name] = own;
+  }
+  return { data: { ...(data as object), engines: cleaned }, limits };
+}
+
+function routingPolicy(routing: Static<typeof RoutingSchema> | undefined): RoutingPolicy {
+  const seconds = (value: number | undefined, fallback: number) =>
+    value === undefined ? fallback : Math.round(value * 1000);
+  return {
+    acceptTimeoutMs: seconds(routing?.accept_timeout_seconds, DEFAULT_ROUTING.acceptTimeoutMs),
+    circuit: {
+      failures: routing?.circuit_breaker?.failures ?? DEFAULT_ROUTING.circuit.failures,
+      cooldownMs: seconds(routing?.circuit_breaker?.cooldown_seconds, DEFAULT_ROUTING.circuit.cooldownMs),
+    },
+    fallbackOnRefusal: routing?.fallback_on_refusal ?? DEFAULT_ROUTING.fallbackOnRefusal,
+  };
+}
+
+/** A route as written (a name, a balanced set, or a list of both) as steps of weighted engines. */
+function toRoute(written: Static<typeof RouteSchema>): EngineRoute {
+  const steps = Array.isArray(written) ? written : [written];
+  return steps.map((step) =>
+    typeof step === 'string'
+      ? [{ engine: step, weight: 1 }]
+      : Object.entries(step.balance).map(([engine, weight]) => ({ engine, weight })),
+  );
+}
+
 /** Checks a parsed engines file; `file` only names it in messages. */
 export function parseEnginesConfig(data: unknown, file: string, env: Env = process.env): EnginesConfig {
   const substituted = substituteEnv(data, env, '', file);
-  const problem = firstProblem(substituted);
+  const { data: withoutRoutingKeys, limits } = splitRoutingKeys(substituted, file);
+  const problem = firstProblem(withoutRoutingKeys);
   if (problem) throw new EnginesFileError(file, problem);
-  const parsed = substituted as Static<typeof EnginesFileSchema>;
+  const parsed = withoutRoutingKeys as Static<typeof EnginesFileSchema>;
   const declared = new Map<string, EngineOptions>(Object.entries(parsed.engines ?? {}));
   if (declared.has(LOCAL_ENGINE) && declared.get(LOCAL_ENGINE)?.type !== 'local') {
     throw new EnginesFileError(
@@ -184,20 +322,40 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
     );
   }
   const engines = new Map<string, EngineOptions>();
-  const models = new Map<ModelId, string>();
+  const models = new Map<ModelId, EngineRoute>();
+  const written = parsed.models as Partial<Record<ModelId, Static<typeof RouteSchema>>>;
   for (const id of MODEL_IDS) {
-    const name = (parsed.models as Partial<Record<ModelId, string>>)[id];
-    if (name === undefined) continue;
-    const options = name === LOCAL_ENGINE ? { type: 'local' as const } : declared.get(name);
-    if (!options) {
-      throw new EnginesFileError(file, `/models/${id}: no engine named "${name}" (declare it under engines)`);
+    const route = written[id];
+    if (route === undefined) continue;
+    const steps = toRoute(route);
+    const seen = new Set<string>();
+    for (const { engine: name } of steps.flat()) {
+      if (seen.has(name)) {
+        throw new EnginesFileError(file, `/models/${id}: the route names "${name}" twice`);
+      }
+      seen.add(name);
+      const options = name === LOCAL_ENGINE ? { type: 'local' as const } : declared.get(name);
+      if (!options) {
+        throw new EnginesFileError(
+          file,
+          `/models/${id}: no engine named "${name}" (declare it under engines)`,
+        );
+      }
+      engines.set(name, options);
     }
-    engines.set(name, options);
-    models.set(id, name);
+    models.set(id, steps);
   }
   if (models.size === 0) throw new EnginesFileError(file, '/models: maps no model ID to an engine');
   const prices = parsed.prices && toPrices(parsed.prices);
-  return { engines, models, baseDir: dirname(resolve(file)), file, prices };
+  return {
+    engines,
+    models,
+    limits: new Map([...limits].filter(([name]) => engines.has(name))),
+    routing: routingPolicy(parsed.routing),
+    baseDir: dirname(resolve(file)),
+    file,
+    prices,
+  };
 }
 
 /** Reads and checks the engines file at `path` (YAML, of which JSON is a subset). */

@@ -1,20 +1,48 @@
 /**
  * The creation-time check of a request's inputs against the engine its model ID is routed to (by the engines
- * file this process loaded): a request that engine cannot honour is refused with `input_not_supported`.
+ * file this process loaded): a request that any engine of the route cannot honour is refused with
+ * `input_not_supported`.
  */
+import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelDefinition } from '../domain/models.js';
 import { capabilitiesOf } from './capabilities-by-type.js';
-import { type UnsupportedInput, unsupportedInput } from './engine-capabilities.js';
+import {
+  ANY_INPUT,
+  type EngineCapabilities,
+  type UnsupportedInput,
+  unsupportedInput,
+} from './engine-capabilities.js';
 import type { EnginesConfig } from './engines-file.js';
 
 export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
 
 export function routedInputCheck(config: EnginesConfig): InputCheck {
   return (model, params) => {
-    const name = config.models.get(model.id);
-    const options = name === undefined ? undefined : config.engines.get(name);
-    if (name === undefined || options === undefined) return undefined;
-    return unsupportedInput(model, params, capabilitiesOf(options), name);
+    const route = config.models.get(model.id);
+    if (route === undefined) return undefined;
+    // Any engine of the route may end up rendering the task, so every one of them must be able to honour it.
+    for (const name of routeEngines(route)) {
+      const options = config.engines.get(name);
+      const unsupported = options && unsupportedInput(model, params, capabilitiesOf(options), name);
+      if (unsupported) return unsupported;
+    }
+    return undefined;
   };
+}
+
+/** What every engine of a route can take: the least of each capability (a route with no engines takes anything). */
+export function routeCapabilities(config: EnginesConfig, route: EngineRoute): EngineCapabilities {
+  return routeEngines(route).reduce<EngineCapabilities>((all, name) => {
+    const options = config.engines.get(name);
+    if (!options) return all;
+    const one = capabilitiesOf(options);
+    return {
+      firstFrame: all.firstFrame && one.firstFrame,
+      lastFrame: all.lastFrame && one.lastFrame,
+      referenceImages: Math.min(all.referenceImages, one.referenceImages),
+      referenceVideos: Math.min(all.referenceVideos, one.referenceVideos),
+      referenceAudios: Math.min(all.referenceAudios, one.referenceAudios),
+    };
+  }, ANY_INPUT);
 }

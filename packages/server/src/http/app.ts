@@ -18,6 +18,7 @@ import type { DashboardSessions } from '../dashboard-sessions.js';
 import { ApiError } from '../errors.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
+import type { ModelList } from '../model-list.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
@@ -46,6 +47,7 @@ import { fileRoutes } from './routes/files.js';
 import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
+import { modelRoutes } from './routes/models.js';
 import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -59,6 +61,8 @@ export interface ApiDependencies {
   readonly files?: FileService;
   /** `GET /v1/usage`, and the dashboard's usage and limits. */
   readonly usage?: UsageService;
+  /** `GET /v1/models`. */
+  readonly models?: ModelList;
   /** The account dashboard (`/dashboard`); its session cookie also opens the `/v1` routes. */
   readonly dashboard?: DashboardDependencies;
 }
@@ -207,6 +211,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
       if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });
+      if (api.models) modelRoutes(routes, { models: api.models, authenticate });
       resultRoutes(routes, { links: api.links, storage: api.storage });
       const { dashboard } = api;
       if (dashboard) {

@@ -93,6 +93,7 @@ export function registerOpenApi(app: FastifyInstance): void {
       tags: [
         { name: 'Generations', description: 'Creating video generation tasks.' },
         { name: 'Tasks', description: 'Querying, listing, cancelling and deleting tasks.' },
+        { name: 'Models', description: 'The model IDs, what each takes, and whether it can run now.' },
         { name: 'Callbacks', description: "A task's callback deliveries." },
         { name: 'Results', description: 'Result videos behind signed links.' },
         { name: 'Usage', description: 'Video seconds and cost of completed tasks.' },

@@ -14,6 +14,7 @@ import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
 import { USAGE_GROUPINGS } from '../domain/usage.js';
 import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
 import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../errors.js';
+import type { PublicModel } from '../model-list.js';
 import type { DeletedTask, PublicTaskList } from '../task-service.js';
 import type { ErrorBody } from './error-handler.js';
 
@@ -218,6 +219,46 @@ export const UsageReportSchema = Type.Object(
   },
 );
 
+const AssetLimitsSchema = Type.Object({
+  min: Type.Integer({ minimum: 0 }),
+  max: Type.Integer({ minimum: 1 }),
+});
+
+export const ModelSchema = Type.Object(
+  {
+    id: StringEnum(MODEL_IDS),
+    object: StringEnum(['model']),
+    created: Type.Integer({ description: 'Unix seconds.' }),
+    owned_by: StringEnum(['videogen']),
+    mode: StringEnum(['text', 'image', 'reference']),
+    fast: Type.Boolean(),
+    inputs: Type.Object(
+      {
+        image_urls: Type.Optional(AssetLimitsSchema),
+        video_urls: Type.Optional(AssetLimitsSchema),
+        audio_urls: Type.Optional(AssetLimitsSchema),
+      },
+      {
+        description:
+          'The asset fields the model takes and how many of each: the catalogue narrowed by what every engine the model is routed to can take. A field absent here is refused.',
+      },
+    ),
+    durations: Type.Array(Type.Integer(), { description: 'Seconds.' }),
+    qualities: Type.Array(StringEnum(QUALITIES)),
+    aspect_ratios: Type.Array(StringEnum(ASPECT_RATIOS)),
+    available: Type.Boolean({
+      description:
+        'Whether a task created now would be rendered: some live worker serves the model and some engine of its route is not cut off by its circuit breaker. Tasks of an unavailable model are still accepted; they wait.',
+    }),
+    unavailable_reason: Type.Optional(Type.String()),
+  },
+  { $id: 'Model', description: 'A model ID as this gateway serves it.' },
+);
+
+export const ModelListSchema = ListOf(ModelSchema, 'Every model ID, in catalogue order.');
+
+export const ModelIdParams = Type.Object({ model_id: Type.String({ description: 'A model ID.' }) });
+
 /** The schemas with an `$id`, added to the app once and listed under `components.schemas`. */
 export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   ErrorBodySchema,
@@ -226,6 +267,7 @@ export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   DeliverySchema,
   FileSchema,
   UsageBucketSchema,
+  ModelSchema,
 ] as (TSchema & { $id: string })[];
 
 /**
@@ -317,6 +359,8 @@ const taskListKeys: SameKeys<PublicTaskList, Static<typeof TaskListSchema>> = tr
 const deletedTaskKeys: SameKeys<DeletedTask, Static<typeof DeletedTaskSchema>> = true;
 const usageReportKeys: SameKeys<UsageReport, Static<typeof UsageReportSchema>> = true;
 const usageBucketKeys: SameKeys<UsageBucket, Static<typeof UsageBucketSchema>> = true;
+const modelKeys: SameKeys<PublicModel, Static<typeof ModelSchema>> = true;
+const modelInputKeys: SameKeys<PublicModel['inputs'], Static<typeof ModelSchema>['inputs']> = true;
 void [
   taskKeys,
   deliveryKeys,
@@ -327,4 +371,6 @@ void [
   deletedTaskKeys,
   usageReportKeys,
   usageBucketKeys,
+  modelKeys,
+  modelInputKeys,
 ];

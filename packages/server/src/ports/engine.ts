@@ -46,6 +46,12 @@ export interface RenderContext {
   readonly deadline: number;
   /** Fraction 0..1 of the render done. */
   onProgress(fraction: number): void;
+  /**
+   * Called once, when the upstream has taken the job (the model server answered the submission with a job id,
+   * the command started, the local renderer began). Until then a failure to reach the upstream may move the
+   * task to the next engine of its route; from then on it never does, since the upstream may still finish.
+   */
+  onAccepted?(): void;
 }
 
 export interface Engine {

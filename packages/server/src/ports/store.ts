@@ -9,6 +9,7 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
+import type { CircuitPolicy, CircuitRecord, EngineChoice, EngineRoute } from '../domain/engine-route.js';
 import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { ModelId } from '../domain/models.js';
@@ -109,6 +110,30 @@ export interface ClaimOptions {
    * until one of them ends; 0 or absent: no cap. Expired leases are still claimed again: that replaces a run.
    */
   readonly maxActivePerAccount?: number;
+  /**
+   * Route the claimed task: claim only tasks of the routes' models for which some engine can take one now (room
+   * under its `max_concurrency` across the cluster, circuit not open), and record that engine in the task.
+   */
+  readonly routing?: ClaimRouting;
+}
+
+/** How claims and reroutes pick an engine (domain/engine-route.ts `chooseEngine`). */
+export interface ClaimRouting {
+  readonly routes: ReadonlyMap<ModelId, EngineRoute>;
+  /** Engine name → the most tasks in flight on it; engines absent here have no cap. */
+  readonly maxConcurrency: ReadonlyMap<string, number>;
+  readonly circuit: CircuitPolicy;
+  /** The weighted pick's random number in [0, 1); `Math.random` when absent. */
+  readonly random?: () => number;
+}
+
+/** What the store knows of the engines, for metrics and the model list. */
+export interface EngineStats {
+  /** Tasks processing under a live lease, by engine. */
+  readonly inFlight: ReadonlyMap<string, number>;
+  readonly circuits: ReadonlyMap<string, CircuitRecord>;
+  /** The store's clock, epoch ms, against which the circuits' times are read. */
+  readonly now: number;
 }
 
 /** A claim on a task: fenced writes name the attempt they belong to. */
@@ -313,6 +338,32 @@ export interface Store {
    * no longer current.
    */
   recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean>;
+  /**
+   * Moves a claimed task to another engine of `route` (fallback), skipping `exclude` (the engines it failed
+   * on), under the same caps and circuits as claims; writes the engine only for `kind: 'engine'`. `wait`: the
+   * next usable engines are all at their cap; `none`: nothing usable is left (or the claim is not current).
+   */
+  rerouteTask(
+    claim: Claim,
+    route: EngineRoute,
+    exclude: ReadonlySet<string>,
+    routing: Omit<ClaimRouting, 'routes'> & { readonly leaseMs: number },
+  ): Promise<EngineChoice>;
+  /**
+   * Feeds an engine's circuit breaker: `unavailable` counts a failure in a row (opening the circuit at the
+   * policy's count, for its cool-down), `succeeded` closes it.
+   */
+  recordEngineOutcome(
+    engine: string,
+    outcome: 'succeeded' | 'unavailable',
+    policy: CircuitPolicy,
+  ): Promise<void>;
+  engineStats(): Promise<EngineStats>;
+  /** Records a running worker pool and the model IDs it serves, until `ttlMs` from now unless renewed. */
+  registerWorker(id: string, models: readonly ModelId[], ttlMs: number): Promise<void>;
+  removeWorker(id: string): Promise<void>;
+  /** The model IDs some worker registered and not expired serves. */
+  servedModels(): Promise<Set<ModelId>>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

@@ -19,6 +19,7 @@ import type { Storage } from '../ports/storage.js';
 import type { Claim, Store } from '../ports/store.js';
 import { resultKey } from '../result-links.js';
 import { ProgressReporter } from './progress-reporter.js';
+import { renderWithFallback } from './render-with-fallback.js';
 
 export interface RunTaskDependencies {
   readonly store: Store;
@@ -112,10 +113,8 @@ async function execute(
 
   try {
     const model = getModel(task.model);
-    const engine = deps.engines.engineFor(task.model);
-    if (!engine) throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
     workDir = await mkdtemp(join(deps.scratchDir ?? tmpdir(), 'task-'));
-    log.info({ model: task.model, engine: engine.name }, 'task started');
+    log.info({ model: task.model, engine: task.engine }, 'task started');
 
     const assets = await downloadAssets(
       task.params,
@@ -142,16 +141,19 @@ async function execute(
     }
     progress.update('assets', 1);
     const frame = frameSize(task.params.quality, ratio);
-    const outputPath = join(workDir, 'output.mp4');
-
-    await engine.render(
-      { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets, outputPath, workDir },
+    const rendered = await renderWithFallback(
       {
+        task,
+        claim,
+        job: { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets },
+        workDir,
         signal,
         deadline: started + deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
       },
+      { ...deps, logger: log },
     );
+    const { outputPath } = rendered;
     signal.throwIfAborted();
     const output = await stat(outputPath).catch(() => undefined);
     if (!output?.size) throw new TaskFailure('generation_failed', 'The engine produced no video.');
@@ -166,7 +168,7 @@ async function execute(
       deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
       deps.metrics?.recordUsage({
         model: task.model,
-        engine: engine.name,
+        engine: rendered.engine,
         quality: task.params.quality,
         videoSeconds: task.params.duration,
       });

@@ -26,6 +26,8 @@ export class WorkerPool {
   #notifications = 0;
   #stopping = false;
   #reaper: NodeJS.Timeout | undefined;
+  /** The latest write of this pool's row in the store, awaited before the row is removed at stop. */
+  #announcing: Promise<void> | undefined;
 
   constructor(options: WorkerPoolOptions) {
     this.#options = options;
@@ -44,8 +46,18 @@ export class WorkerPool {
         },
         (error: unknown) => logger.error({ err: error }, 'reaping abandoned tasks failed'),
       );
-    void reap();
-    this.#reaper = setInterval(reap, Math.max(1000, Math.floor(leaseMs / 2)));
+    const intervalMs = Math.max(1000, Math.floor(leaseMs / 2));
+    // Three beats missed and the pool counts as gone: GET /v1/models no longer says its models can run.
+    const announce = () =>
+      store
+        .registerWorker(this.workerId, this.#options.engines.models(), intervalMs * 3)
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not record this worker in the store'));
+    const beat = () => {
+      void reap();
+      this.#announcing = announce();
+    };
+    beat();
+    this.#reaper = setInterval(beat, intervalMs);
   }
 
   /**
@@ -91,6 +103,8 @@ export class WorkerPool {
       for (const task of this.#running) task.stop('shutdown');
       await allDone;
     }
+    await this.#announcing;
+    await this.#options.store.removeWorker(this.workerId).catch(() => undefined);
   }
 
   async #slot(): Promise<void> {
@@ -105,6 +119,11 @@ export class WorkerPool {
           leaseMs,
           maxAttempts,
           models: engines.models(),
+          routing: {
+            routes: engines.routes(),
+            maxConcurrency: engines.maxConcurrency(),
+            circuit: engines.policy.circuit,
+          },
           ...(maxActivePerAccount > 0 && { maxActivePerAccount }),
         });
       } catch (error) {

@@ -98,6 +98,16 @@ export interface UsageRecordsTable {
   settled_at: NullableMillis;
 }
 
+/** A running worker pool and the model IDs it serves (migration 0010). */
+export interface WorkersTable {
+  id: string;
+  /** JSON array of model IDs. */
+  models: string;
+  started_at: Millis;
+  seen_at: Millis;
+  expires_at: Millis;
+}
+
 export interface SecretsTable {
   name: string;
   value: string;
@@ -177,6 +187,7 @@ export interface Database {
   api_keys: ApiKeysTable;
   tasks: TasksTable;
   engine_circuits: EngineCircuitsTable;
+  workers: WorkersTable;
   secrets: SecretsTable;
   webhook_secrets: WebhookSecretsTable;
   webhook_deliveries: WebhookDeliveriesTable;

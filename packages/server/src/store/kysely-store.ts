@@ -9,7 +9,9 @@ import type {
   DeliveryWithAttempts,
   NewDelivery,
 } from '../domain/delivery.js';
+import type { CircuitPolicy, EngineChoice, EngineRoute } from '../domain/engine-route.js';
 import type { FixedAspectRatio } from '../domain/frame-size.js';
+import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type { UsageLimits } from '../domain/usage.js';
@@ -21,11 +23,13 @@ import type {
   CancelOutcome,
   Claim,
   ClaimOptions,
+  ClaimRouting,
   DashboardSession,
   DeleteOutcome,
   DeliveryClaim,
   DeliveryClaimOptions,
   DeliveryOutcome,
+  EngineStats,
   IdempotentCreation,
   NewApiKey,
   NewTask,
@@ -42,6 +46,7 @@ import type { Database } from './database-schema.js';
 import { getAccountLimits, setAccountLimits } from './operations/account-limits.js';
 import { cancelTask } from './operations/cancel-task.js';
 import { claimDeliveries } from './operations/claim-deliveries.js';
+import { claimRoutedTask } from './operations/claim-routed-task.js';
 import { claimTask } from './operations/claim-task.js';
 import { completeTask } from './operations/complete-task.js';
 import { countAccounts } from './operations/count-accounts.js';
@@ -77,14 +82,20 @@ import { listUsage } from './operations/list-usage.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
+import { recordEngineOutcome } from './operations/record-engine-outcome.js';
 import { recordSignInFailure } from './operations/record-sign-in-failure.js';
+import { registerWorker } from './operations/register-worker.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
+import { removeWorker } from './operations/remove-worker.js';
 import { renewLease } from './operations/renew-lease.js';
 import { reportProgress } from './operations/report-progress.js';
+import { rerouteTask } from './operations/reroute-task.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
+import { engineStats } from './operations/routing-snapshot.js';
+import { servedModels } from './operations/served-models.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
 import { setApiKeyLimits } from './operations/set-api-key-limits.js';
 import { setOwnerPassword } from './operations/set-owner-password.js';
@@ -268,7 +279,50 @@ export abstract class KyselyStore implements Store {
   }
 
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
-    return claimTask(this.db, { ...options, skipLocked: this.#skipLocked }, this.now());
+    const claimOptions = { ...options, skipLocked: this.#skipLocked };
+    return options.routing
+      ? claimRoutedTask(this.db, claimOptions, options.routing, this.now())
+      : claimTask(this.db, claimOptions, this.now());
+  }
+
+  rerouteTask(
+    claim: Claim,
+    route: EngineRoute,
+    exclude: ReadonlySet<string>,
+    routing: Omit<ClaimRouting, 'routes'> & { readonly leaseMs: number },
+  ): Promise<EngineChoice> {
+    return rerouteTask(
+      this.db,
+      claim,
+      route,
+      exclude,
+      { ...routing, skipLocked: this.#skipLocked },
+      this.now(),
+    );
+  }
+
+  recordEngineOutcome(
+    engine: string,
+    outcome: 'succeeded' | 'unavailable',
+    policy: CircuitPolicy,
+  ): Promise<void> {
+    return recordEngineOutcome(this.db, engine, outcome, policy, this.now());
+  }
+
+  engineStats(): Promise<EngineStats> {
+    return engineStats(this.db, this.now());
+  }
+
+  registerWorker(id: string, models: readonly ModelId[], ttlMs: number): Promise<void> {
+    return registerWorker(this.db, id, models, ttlMs, this.now());
+  }
+
+  removeWorker(id: string): Promise<void> {
+    return removeWorker(this.db, id);
+  }
+
+  servedModels(): Promise<Set<ModelId>> {
+    return servedModels(this.db, this.now());
   }
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {

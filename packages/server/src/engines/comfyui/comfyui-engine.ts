@@ -148,6 +148,7 @@ export class ComfyUiEngine implements Engine {
         if (signal.aborted) void cancel();
       });
       promptId = queued.promptId;
+      context.onAccepted?.();
 
       const entry = socket
         ? await this.#follow(socket, promptId, context, (node, value, max) => {

@@ -185,6 +185,8 @@ export class ExecEngine implements Engine {
         await endGroup(child.pid);
         throw unguarded(new Error(`could not be started: ${messageOf(error)}`, { cause: error }));
       }
+      // A pid means the command started; one that could not be spawned (ENOENT) has none.
+      context.onAccepted?.();
     }
     const guardLost = guard?.lost ?? new Promise<never>(() => {});
 

@@ -48,6 +48,7 @@ export async function renderHosted<R>(
       deadline: context.deadline,
       pollIntervalMs: hosted.pollIntervalMs,
       onProgress: (fraction) => progress(GENERATION_SHARE * fraction),
+      onAccepted: () => context.onAccepted?.(),
     });
     progress(GENERATION_SHARE);
     const raw = join(job.workDir, 'provider-video');

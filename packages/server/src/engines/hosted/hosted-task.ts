@@ -37,6 +37,8 @@ export interface HostedTaskOptions {
   readonly pollIntervalMs: number;
   /** The provider's progress, 0..1. */
   onProgress(fraction: number): void;
+  /** Called once, when `submit` has resolved with the provider's id for the task. */
+  onAccepted?(): void;
 }
 
 /** Runs the task upstream to its end; resolves with its result, or rejects with what ended it. */
@@ -44,6 +46,7 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
   const { label, signal } = options;
   signal.throwIfAborted();
   const id = await steps.submit();
+  options.onAccepted?.();
   let ended = false;
   try {
     for (;;) {

@@ -86,6 +86,8 @@ export class LocalEngine implements Engine {
     signal.addEventListener('abort', onAbort, { once: true });
 
     const run = async (): Promise<void> => {
+      // This engine is its own upstream: the job is taken as soon as rendering begins.
+      context.onAccepted?.();
       await mkdir(job.workDir, { recursive: true });
       await mkdir(dirname(job.outputPath), { recursive: true });
       const soundtrack = job.audios[0];

@@ -133,6 +133,7 @@ export class OpenAiEngine implements Engine {
       await mkdir(job.workDir, { recursive: true });
       await mkdir(dirname(job.outputPath), { recursive: true });
       const created = await this.#create(job, context);
+      context.onAccepted?.();
       await this.#waitUntilDone(created, context, progress);
       const raw = join(job.workDir, 'upstream-video');
       await fetchUpstreamFile(

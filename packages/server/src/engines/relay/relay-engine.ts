@@ -88,6 +88,7 @@ export class RelayEngine implements Engine {
     await mkdir(dirname(job.outputPath), { recursive: true });
     const body = await relayCreateBody(job, this.#options.model);
     let task = await this.#create(job, body, upstream);
+    context.onAccepted?.();
 
     try {
       task = await this.#waitForEnd(task, upstream, signal, (progress) =>

@@ -20,6 +20,13 @@ export interface ClaimTaskOptions extends ClaimOptions {
  */
 const CAPPED_CLAIM_LOCK_CLASS = 0x76670001;
 
+/** PostgreSQL: makes capped claims (and reroutes) in this transaction run one at a time across processes. */
+export async function takeCappedClaimLock(trx: Kysely<Database>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${sql.lit(CAPPED_CLAIM_LOCK_CLASS)}, hashtext(current_schema()))`.execute(
+    trx,
+  );
+}
+
 type TaskFilter = (eb: ExpressionBuilder<Database, 'tasks'>) => Expression<SqlBool>;
 
 /**
@@ -42,8 +49,38 @@ export async function claimTask(
   options: ClaimTaskOptions,
   now: number,
 ): Promise<TaskRecord | undefined> {
+  if (options.models?.length === 0) return undefined;
+  const cap = options.maxActivePerAccount ?? 0;
+  const { claim, claimWithCallback } = claimStatements(db, options, now);
+  if (cap > 0 && options.skipLocked) {
+    return db.transaction().execute(async (trx) => {
+      await takeCappedClaimLock(trx);
+      return claimWithCallback(trx);
+    });
+  }
+  // The oldest claimable task, if it has no callback_url, in one statement: nothing else is written with it.
+  const plain = await claim(db, true);
+  if (plain) return toTaskRecord(plain);
+  // Otherwise (it has one, or nothing is claimable) its first `task.processing` callback is queued in the
+  // same transaction as the claim. On PostgreSQL that costs BEGIN and COMMIT, a round trip each.
+  return db.transaction().execute(claimWithCallback);
+}
+
+/**
+ * The claim of the oldest claimable task, for a transaction the caller holds (claim-routed-task.ts): it also
+ * queues the task's first `task.processing` callback.
+ */
+export function claimInTransaction(
+  trx: Kysely<Database>,
+  options: ClaimTaskOptions,
+  now: number,
+): Promise<TaskRecord | undefined> {
+  if (options.models?.length === 0) return Promise.resolve(undefined);
+  return claimStatements(trx, options, now).claimWithCallback(trx);
+}
+
+function claimStatements(db: Kysely<Database>, options: ClaimTaskOptions, now: number) {
   const { models } = options;
-  if (models?.length === 0) return undefined;
   const cap = options.maxActivePerAccount ?? 0;
 
   const pending: TaskFilter = (eb) => eb('status', '=', 'pending');
@@ -121,18 +158,5 @@ export async function claimTask(
     return toTaskRecord(row);
   };
 
-  if (cap > 0 && options.skipLocked) {
-    return db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(${sql.lit(CAPPED_CLAIM_LOCK_CLASS)}, hashtext(current_schema()))`.execute(
-        trx,
-      );
-      return claimWithCallback(trx);
-    });
-  }
-  // The oldest claimable task, if it has no callback_url, in one statement: nothing else is written with it.
-  const plain = await claim(db, true);
-  if (plain) return toTaskRecord(plain);
-  // Otherwise (it has one, or nothing is claimable) its first `task.processing` callback is queued in the
-  // same transaction as the claim. On PostgreSQL that costs BEGIN and COMMIT, a round trip each.
-  return db.transaction().execute(claimWithCallback);
+  return { claim, claimWithCallback };
 }

@@ -1,0 +1,138 @@
+/**
+ * `GET /v1/models`: the catalogue as this gateway serves it. Each model ID with its mode, the inputs its
+ * engines take (the catalogue's limits, narrowed by every engine of its route: any of them may render a task),
+ * the durations, qualities and aspect ratios (every engine's result is conformed to these), and whether it can
+ * run now: some engine of its route with a circuit that is not open, and some live worker serving it.
+ */
+import { circuitState, routeEngines } from './domain/engine-route.js';
+import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from './domain/frame-size.js';
+import { MAX_DURATION, MIN_DURATION } from './domain/generation-request.js';
+import {
+  type AssetField,
+  type AssetLimits,
+  type GenerationMode,
+  MODEL_IDS,
+  MODELS,
+  type ModelDefinition,
+  type ModelId,
+} from './domain/models.js';
+import { ANY_INPUT, type EngineCapabilities } from './engines/engine-capabilities.js';
+import type { EnginesConfig } from './engines/engines-file.js';
+import { routeCapabilities } from './engines/routed-inputs.js';
+import { ApiError } from './errors.js';
+import type { Store } from './ports/store.js';
+
+/** When the catalogue of videogen 2.0 was published (decisions.md): the `created` of every model. */
+const CATALOGUE_CREATED = 1_767_225_600;
+
+const DURATIONS = Array.from({ length: MAX_DURATION - MIN_DURATION + 1 }, (_, i) => MIN_DURATION + i);
+
+export interface PublicModel {
+  id: ModelId;
+  object: 'model';
+  created: number;
+  owned_by: 'videogen';
+  mode: GenerationMode;
+  fast: boolean;
+  /** The asset fields the model takes, with how many of each. */
+  inputs: Partial<Record<AssetField, AssetLimits>>;
+  /** Seconds. */
+  durations: number[];
+  qualities: Quality[];
+  aspect_ratios: AspectRatio[];
+  /** Whether a task created now would be rendered. */
+  available: boolean;
+  /** Why not, when not available. */
+  unavailable_reason?: string;
+}
+
+export interface PublicModelList {
+  object: 'list';
+  data: PublicModel[];
+}
+
+function inputsOf(
+  model: ModelDefinition,
+  capabilities: EngineCapabilities,
+): Partial<Record<AssetField, AssetLimits>> {
+  const inputs: Partial<Record<AssetField, AssetLimits>> = {};
+  const most: Record<AssetField, number> =
+    model.mode === 'image'
+      ? {
+          image_urls: capabilities.firstFrame ? (capabilities.lastFrame ? 2 : 1) : 0,
+          video_urls: 0,
+          audio_urls: 0,
+        }
+      : {
+          image_urls: capabilities.referenceImages,
+          video_urls: capabilities.referenceVideos,
+          audio_urls: capabilities.referenceAudios,
+        };
+  for (const [field, limits] of Object.entries(model.assets) as [AssetField, AssetLimits][]) {
+    const max = Math.min(limits.max, most[field]);
+    if (max > 0) inputs[field] = { min: limits.min, max };
+  }
+  return inputs;
+}
+
+export class ModelList {
+  readonly #config: EnginesConfig;
+  readonly #store: Store;
+
+  constructor(options: { config: EnginesConfig; store: Store }) {
+    this.#config = options.config;
+    this.#store = options.store;
+  }
+
+  async list(): Promise<PublicModelList> {
+    const [stats, served] = await Promise.all([this.#store.engineStats(), this.#store.servedModels()]);
+    const data = MODEL_IDS.map((id) => this.#describe(id, stats, served));
+    return { object: 'list', data };
+  }
+
+  async get(id: string): Promise<PublicModel> {
+    const model = (await this.list()).data.find((candidate) => candidate.id === id);
+    if (!model)
+      throw new ApiError('model_not_found', `The model ${JSON.stringify(id)} does not exist.`, {
+        param: 'model',
+      });
+    return model;
+  }
+
+  #describe(
+    id: ModelId,
+    stats: Awaited<ReturnType<Store['engineStats']>>,
+    served: ReadonlySet<ModelId>,
+  ): PublicModel {
+    const model = MODELS.get(id) as ModelDefinition;
+    const route = this.#config.models.get(id);
+    const base = {
+      id,
+      object: 'model' as const,
+      created: CATALOGUE_CREATED,
+      owned_by: 'videogen' as const,
+      mode: model.mode,
+      fast: model.fast,
+      durations: DURATIONS,
+      qualities: [...QUALITIES],
+      aspect_ratios: [...ASPECT_RATIOS],
+    };
+    // An API process with no engines file for this model (another file on the workers) knows no limits.
+    const inputs = inputsOf(model, route ? routeCapabilities(this.#config, route) : ANY_INPUT);
+    const reason = !served.has(id)
+      ? 'No worker serving this model is running.'
+      : route &&
+          routeEngines(route).every(
+            (engine) =>
+              circuitState(stats.circuits.get(engine), this.#config.routing.circuit, stats.now) === 'open',
+          )
+        ? 'Every engine of this model is unavailable (circuit open); tasks wait until one recovers.'
+        : undefined;
+    return {
+      ...base,
+      inputs,
+      available: reason === undefined,
+      ...(reason && { unavailable_reason: reason }),
+    };
+  }
+}

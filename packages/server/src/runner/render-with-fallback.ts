@@ -1,0 +1,177 @@
+/**
+ * Renders a claimed task on the engine its claim chose, and moves it along its route (fallback) when that engine
+ * is unavailable before it accepted the job: the submission kept failing (`upstream_unavailable`), or it did
+ * not accept within its accept timeout. Once an engine accepted, the task stays with it whatever happens (the
+ * upstream may still finish the job, and nobody must pay for it twice). A content refusal (`upstream_refused`)
+ * moves on only when the engines file says so. Each outcome feeds the engine's circuit breaker.
+ *
+ * The client sees one task: progress only rises (the reporter ignores a new engine's lower figures), the
+ * `processing` callback was queued once at the claim, and the result is the last engine's.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { EngineRouter } from '../engines/engine-router.js';
+import { TaskFailure } from '../errors.js';
+import type { Metrics } from '../metrics.js';
+import type { Engine, RenderJob } from '../ports/engine.js';
+import type { Claim, Store } from '../ports/store.js';
+
+/** How often a task whose next engines are all at their cap looks again. */
+const CAPACITY_RETRY_MS = 1000;
+
+/** The reason an engine's attempt was stopped: it had not accepted the job in time. */
+class AcceptTimeout extends TaskFailure {
+  constructor(engine: string, ms: number) {
+    super(
+      'upstream_unavailable',
+      `Engine "${engine}" did not accept the job within ${Math.round(ms / 1000)} s.`,
+    );
+    this.name = 'AcceptTimeout';
+  }
+}
+
+export interface FallbackDependencies {
+  readonly store: Store;
+  readonly engines: EngineRouter;
+  readonly leaseMs: number;
+  readonly logger: Logger;
+  readonly metrics?: Metrics;
+}
+
+export interface FallbackRun {
+  readonly task: TaskRecord;
+  readonly claim: Claim;
+  /** The job without its output path and work directory, which each engine gets anew. */
+  readonly job: Omit<RenderJob, 'outputPath' | 'workDir'>;
+  readonly workDir: string;
+  readonly signal: AbortSignal;
+  readonly deadline: number;
+  onProgress(fraction: number): void;
+}
+
+/** Renders the task; resolves with the engine that made the video and where the video is. */
+export async function renderWithFallback(
+  run: FallbackRun,
+  deps: FallbackDependencies,
+): Promise<{ engine: string; outputPath: string }> {
+  const { task } = run;
+  const route: EngineRoute = deps.engines.routeFor(task.model) ?? [];
+  let engineName = task.engine ?? route[0]?.[0]?.engine;
+  const tried = new Set<string>();
+  for (;;) {
+    const engine = engineName === undefined ? undefined : deps.engines.engine(engineName);
+    if (!engine || engineName === undefined) {
+      throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
+    }
+    tried.add(engineName);
+    const workDir = join(run.workDir, `engine-${tried.size}`);
+    await mkdir(workDir, { recursive: true });
+    const outputPath = join(workDir, 'output.mp4');
+    const canMoveOn = routeEngines(route).some((name) => !tried.has(name));
+    const acceptMs = canMoveOn ? deps.engines.acceptTimeoutMs(engineName) : undefined;
+    const attempt = await attemptRender(engine, { ...run, workDir, outputPath }, acceptMs);
+    if (attempt.ok) {
+      await feedCircuit(deps, engineName, 'succeeded');
+      return { engine: engineName, outputPath };
+    }
+    const { failure, accepted } = attempt;
+    const unavailable = failure instanceof TaskFailure && failure.code === 'upstream_unavailable';
+    if (unavailable) await feedCircuit(deps, engineName, 'unavailable');
+    const refused = failure instanceof TaskFailure && failure.code === 'upstream_refused';
+    const movesOn = (unavailable && !accepted) || (refused && deps.engines.policy.fallbackOnRefusal);
+    if (!movesOn || !canMoveOn) throw failure;
+    const next = await nextEngine(run, route, tried, deps);
+    if (next === undefined) throw failure;
+    deps.logger.warn(
+      { from_engine: engineName, to_engine: next, reason: failure instanceof Error ? failure.message : '' },
+      'engine unavailable; moving the task to the next engine of its route',
+    );
+    deps.metrics?.engineFallbacks.inc({ model: task.model, from_engine: engineName, to_engine: next });
+    engineName = next;
+  }
+}
+
+type Attempt =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly failure: unknown; readonly accepted: boolean };
+
+async function attemptRender(
+  engine: Engine,
+  run: FallbackRun & { readonly outputPath: string },
+  /** How long the engine has to accept the job; undefined: the task's whole time limit. */
+  acceptMs: number | undefined,
+): Promise<Attempt> {
+  const attempt = new AbortController();
+  const forward = () => attempt.abort(run.signal.reason);
+  run.signal.addEventListener('abort', forward, { once: true });
+  let accepted = false;
+  const acceptTimer =
+    acceptMs !== undefined
+      ? setTimeout(() => {
+          if (!accepted) attempt.abort(new AcceptTimeout(engine.name, acceptMs));
+        }, acceptMs)
+      : undefined;
+  try {
+    await engine.render(
+      { ...run.job, outputPath: run.outputPath, workDir: run.workDir },
+      {
+        signal: attempt.signal,
+        deadline: run.deadline,
+        onProgress: run.onProgress,
+        onAccepted: () => {
+          accepted = true;
+          clearTimeout(acceptTimer);
+        },
+      },
+    );
+    run.signal.throwIfAborted();
+    return { ok: true };
+  } catch (error) {
+    // The task itself was stopped (cancel, lease lost, shutdown, time limit): the caller handles that.
+    if (run.signal.aborted) throw run.signal.reason;
+    const reason: unknown = attempt.signal.aborted ? attempt.signal.reason : undefined;
+    return { ok: false, failure: reason instanceof AcceptTimeout ? reason : error, accepted };
+  } finally {
+    clearTimeout(acceptTimer);
+    run.signal.removeEventListener('abort', forward);
+  }
+}
+
+/** The next engine for the task, waiting while the usable ones are all at their cap; undefined when none is left. */
+async function nextEngine(
+  run: FallbackRun,
+  route: EngineRoute,
+  tried: ReadonlySet<string>,
+  deps: FallbackDependencies,
+): Promise<string | undefined> {
+  for (;;) {
+    const choice = await deps.store.rerouteTask(run.claim, route, tried, {
+      maxConcurrency: deps.engines.maxConcurrency(),
+      circuit: deps.engines.policy.circuit,
+      leaseMs: deps.leaseMs,
+    });
+    if (choice.kind === 'engine') return choice.engine;
+    if (choice.kind === 'none') return undefined;
+    const remaining = run.deadline - Date.now();
+    if (remaining <= 0) return undefined;
+    await sleep(Math.min(CAPACITY_RETRY_MS, remaining), undefined, { signal: run.signal }).catch(() => {
+      throw run.signal.reason;
+    });
+  }
+}
+
+async function feedCircuit(
+  deps: FallbackDependencies,
+  engine: string,
+  outcome: 'succeeded' | 'unavailable',
+): Promise<void> {
+  await deps.store
+    .recordEngineOutcome(engine, outcome, deps.engines.policy.circuit)
+    .catch((error: unknown) => {
+      deps.logger.warn({ err: error, engine }, 'could not record the engine outcome for its circuit breaker');
+    });
+}

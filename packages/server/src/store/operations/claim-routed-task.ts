@@ -1,0 +1,59 @@
+import type { Kysely } from 'kysely';
+import { chooseEngine } from '../../domain/engine-route.js';
+import type { ModelId } from '../../domain/models.js';
+import type { TaskRecord } from '../../domain/task.js';
+import type { ClaimRouting } from '../../ports/store.js';
+import type { Database } from '../database-schema.js';
+import { type ClaimTaskOptions, claimInTransaction, takeCappedClaimLock } from './claim-task.js';
+import { routingSnapshot, startTrial } from './routing-snapshot.js';
+
+/** Rolls back a claim whose circuit trial another claim took first. */
+class TrialTaken extends Error {}
+
+/**
+ * Claims the oldest task of the models some engine can take now, and routes it there, in one transaction:
+ * read the engines' tasks in flight and circuits, choose an engine per model (domain/engine-route.ts), claim
+ * among the models that have one, record the engine (and take the circuit's trial when half-open).
+ *
+ * Caps are counts of other claims, so on PostgreSQL claims with caps take the capped-claim advisory lock and
+ * run one at a time (each sees the claims committed before it); SQLite runs one transaction at a time anyway.
+ */
+export async function claimRoutedTask(
+  db: Kysely<Database>,
+  options: ClaimTaskOptions,
+  routing: ClaimRouting,
+  now: number,
+): Promise<TaskRecord | undefined> {
+  const random = routing.random ?? Math.random;
+  const serialise =
+    options.skipLocked === true &&
+    (routing.maxConcurrency.size > 0 || (options.maxActivePerAccount ?? 0) > 0);
+  try {
+    return await db.transaction().execute(async (trx) => {
+      if (serialise) await takeCappedClaimLock(trx);
+      const snapshot = await routingSnapshot(trx, routing, now);
+      const chosen = new Map<ModelId, { engine: string; trial: boolean }>();
+      for (const [model, route] of routing.routes) {
+        if (options.models && !options.models.includes(model)) continue;
+        const choice = chooseEngine(route, snapshot, random);
+        if (choice.kind === 'engine') chosen.set(model, choice);
+      }
+      if (chosen.size === 0) return undefined;
+      const task = await claimInTransaction(trx, { ...options, models: [...chosen.keys()] }, now);
+      if (!task) return undefined;
+      const choice = chosen.get(task.model);
+      if (!choice) throw new Error(`claimed a task of ${task.model}, which has no engine chosen`);
+      if (
+        choice.trial &&
+        !(await startTrial(trx, choice.engine, routing.circuit, now + options.leaseMs, now))
+      ) {
+        throw new TrialTaken();
+      }
+      await trx.updateTable('tasks').set({ engine: choice.engine }).where('id', '=', task.id).execute();
+      return { ...task, engine: choice.engine };
+    });
+  } catch (error) {
+    if (error instanceof TrialTaken) return undefined;
+    throw error;
+  }
+}
