@@ -14,6 +14,8 @@ import type {
   Task,
   TaskPage,
   UploadedFile,
+  UsageParams,
+  UsageReport,
 } from './types.js';
 import { type WaitOptions, waitForTask } from './wait.js';
 
@@ -169,6 +171,19 @@ export class VideogenClient {
       method: 'POST',
       path: `${taskPath(taskId)}/cancel`,
       idempotent: false,
+      ...perCall(options),
+    });
+  }
+
+  /**
+   * `GET /v1/usage`: video seconds (and cost, when the server has prices) of the key's account and environment,
+   * grouped by UTC day, model or API key, with totals; completed tasks only.
+   */
+  getUsage(params: UsageParams = {}, options: RequestOptions = {}): Promise<UsageReport> {
+    return this.transport.json<UsageReport>({
+      method: 'GET',
+      path: '/v1/usage',
+      query: { ...params },
       ...perCall(options),
     });
   }

@@ -16,6 +16,7 @@ export type ApiErrorCode =
   | 'input_not_supported'
   | 'missing_api_key'
   | 'invalid_api_key'
+  | 'budget_exceeded'
   | 'invalid_signature'
   | 'task_not_found'
   | 'not_found'
@@ -62,6 +63,7 @@ export type ApiErrorType =
   | 'not_found_error'
   | 'conflict_error'
   | 'rate_limit_error'
+  | 'budget_error'
   | 'api_error';
 
 export interface VideogenErrorDetails {
@@ -102,6 +104,12 @@ export class InvalidRequestError extends VideogenError {}
 
 /** 401 and 403: a missing, unknown or revoked key (or a bad result-link signature). */
 export class AuthenticationError extends VideogenError {}
+
+/**
+ * 402 `budget_exceeded`: the creation would pass a monthly limit (video seconds or cost) of the account or the key;
+ * the message names the limit, what is used and when it resets. Not retried: waiting minutes does not help.
+ */
+export class BudgetError extends VideogenError {}
 
 /** 404: no such task (or it belongs to another account or environment), or no such route. */
 export class NotFoundError extends VideogenError {}
@@ -157,6 +165,7 @@ type ErrorClass = new (
 
 function errorClassOf(status: number): ErrorClass {
   if (status === 401 || status === 403) return AuthenticationError;
+  if (status === 402) return BudgetError;
   if (status === 404) return NotFoundError;
   if (status === 409) return ConflictError;
   if (status === 429) return RateLimitError;

@@ -16,6 +16,7 @@ export {
   type ApiErrorCode,
   type ApiErrorType,
   AuthenticationError,
+  BudgetError,
   type ClientErrorCode,
   ConflictError,
   ConnectionError,
@@ -95,6 +96,11 @@ export {
   type TaskPage,
   type TaskStatus,
   type UploadedFile,
+  type UsageBucket,
+  type UsageFigures,
+  type UsageGrouping,
+  type UsageParams,
+  type UsageReport,
 } from './types.js';
 export type { WaitOptions } from './wait.js';
 export {

@@ -197,3 +197,42 @@ export interface ModelList {
   readonly object: 'list';
   readonly data: readonly Model[];
 }
+
+export type UsageGrouping = 'day' | 'model' | 'api_key';
+
+/** `GET /v1/usage`: the range (Unix seconds, the current UTC month by default) and the grouping (`day` by default). */
+export interface UsageParams {
+  /** Unix seconds, inclusive. */
+  readonly start?: number;
+  /** Unix seconds, exclusive. */
+  readonly end?: number;
+  readonly group_by?: UsageGrouping;
+}
+
+export interface UsageFigures {
+  readonly tasks: number;
+  readonly video_seconds: number;
+  /** In the report's `currency`; only when the server has prices configured. */
+  readonly cost?: number;
+}
+
+export interface UsageBucket extends UsageFigures {
+  readonly object: 'usage.bucket';
+  /** The UTC day (`YYYY-MM-DD`), the model ID, or the API key id (null: tasks created from the dashboard). */
+  readonly key: string | null;
+  /** Tasks not finished yet: reserved against the monthly limits, not yet usage. */
+  readonly reserved: UsageFigures;
+}
+
+/** Completed tasks' usage of the key's account and environment (failed and cancelled tasks cost nothing). */
+export interface UsageReport {
+  readonly object: 'list';
+  readonly group_by: UsageGrouping;
+  /** Unix seconds, inclusive. */
+  readonly start: number;
+  /** Unix seconds, exclusive. */
+  readonly end: number;
+  readonly currency?: string;
+  readonly data: readonly UsageBucket[];
+  readonly totals: UsageFigures & { readonly reserved: UsageFigures };
+}

@@ -2,7 +2,9 @@
 import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from './domain/identifiers.js';
 import type { Environment } from './domain/task.js';
 import { unixSeconds } from './domain/unix-seconds.js';
+import type { UsageLimits } from './domain/usage.js';
 import type { ApiKeyRecord, Store } from './ports/store.js';
+import { toPublicLimits } from './usage-limits.js';
 
 /** A key as the dashboard lists it: never the key itself, times in Unix seconds. */
 export interface PublicApiKey {
@@ -13,6 +15,10 @@ export interface PublicApiKey {
   created_at: number;
   last_used_at: number | null;
   expires_at: number | null;
+  /** Null: no limit. */
+  monthly_video_seconds: number | null;
+  /** In the prices' currency; null: no limit. */
+  monthly_budget: number | null;
 }
 
 const nullableSeconds = (ms: number | null): number | null => (ms === null ? null : unixSeconds(ms));
@@ -26,6 +32,7 @@ export function toPublicApiKey(record: ApiKeyRecord): PublicApiKey {
     created_at: unixSeconds(record.createdAt),
     last_used_at: nullableSeconds(record.lastUsedAt),
     expires_at: nullableSeconds(record.expiresAt),
+    ...toPublicLimits(record.limits),
   };
 }
 
@@ -57,7 +64,7 @@ export async function defaultAccountId(store: Store): Promise<string> {
 
 export async function createApiKey(
   store: Store,
-  options: { name: string; environment: Environment; accountId?: string },
+  options: { name: string; environment: Environment; accountId?: string; limits?: UsageLimits },
 ): Promise<CreatedKey> {
   const accountId = options.accountId ?? (await defaultAccountId(store));
   const key = newApiKey(options.environment);
@@ -67,6 +74,7 @@ export async function createApiKey(
     environment: options.environment,
     prefix: apiKeyDisplayPrefix(key),
     hash: hashApiKey(key),
+    ...(options.limits ? { limits: options.limits } : {}),
   });
   return { key, record };
 }

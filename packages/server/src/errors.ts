@@ -9,6 +9,7 @@ export type ErrorType =
   | 'not_found_error'
   | 'conflict_error'
   | 'rate_limit_error'
+  | 'budget_error'
   | 'api_error';
 
 export const API_ERRORS = {
@@ -23,6 +24,8 @@ export const API_ERRORS = {
   invalid_api_key: { status: 401, type: 'authentication_error' },
   invalid_credentials: { status: 401, type: 'authentication_error' },
   not_signed_in: { status: 401, type: 'authentication_error' },
+  /** The creation would pass a monthly limit of the account or the API key (video seconds or cost). */
+  budget_exceeded: { status: 402, type: 'budget_error' },
   invalid_signature: { status: 403, type: 'authentication_error' },
   invalid_csrf_token: { status: 403, type: 'authentication_error' },
   api_key_not_found: { status: 404, type: 'not_found_error' },

@@ -6,7 +6,18 @@
  */
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import { type CircuitPolicy, circuitState } from './domain/engine-route.js';
+import type { Quality } from './domain/frame-size.js';
+import type { ModelId } from './domain/models.js';
+import { costMicros, fromMicros, type Prices } from './domain/prices.js';
 import type { EngineStats, QueueStats } from './ports/store.js';
+
+/** What a completed task used, for the usage counters. */
+export interface CompletedUsage {
+  readonly model: ModelId;
+  readonly engine: string;
+  readonly quality: Quality;
+  readonly videoSeconds: number;
+}
 
 export class Metrics {
   readonly registry = new Registry();
@@ -66,6 +77,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly videoSeconds = new Counter({
+    name: 'videogen_video_seconds_total',
+    help: 'Seconds of video of the tasks this process completed, by model and engine (the usage records’ figures).',
+    labelNames: ['model', 'engine'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cost = new Counter({
+    name: 'videogen_cost_total',
+    help: 'Cost of the tasks this process completed at the configured prices, in currency units, by model and engine.',
+    labelNames: ['model', 'engine', 'currency'] as const,
+    registers: [this.registry],
+  });
+
+  readonly #prices: Prices | undefined;
+
   readonly engineFallbacks = new Counter({
     name: 'videogen_engine_fallbacks_total',
     help: 'Tasks this process moved from an unavailable engine to the next engine of their route, by model and engines.',
@@ -76,6 +103,8 @@ export class Metrics {
   constructor(
     options: {
       queueStats?: () => Promise<QueueStats>;
+      /** For the cost counter: the prices this process loaded. */
+      prices?: Prices | undefined;
       /** The engines' circuits and tasks in flight, with the engines file's names and circuit policy. */
       engines?: {
         readonly stats: () => Promise<EngineStats>;
@@ -84,6 +113,7 @@ export class Metrics {
       };
     } = {},
   ) {
+    this.#prices = options.prices;
     collectDefaultMetrics({ register: this.registry, prefix: 'videogen_' });
     if (options.engines) this.#engineGauges(options.engines);
     const { queueStats } = options;
@@ -146,6 +176,16 @@ export class Metrics {
         this.set((await stats()).pendingDeliveries);
       },
     });
+  }
+
+  /** Counts a completed task's video seconds and, when its model and quality have a price, its cost. */
+  recordUsage(usage: CompletedUsage): void {
+    const labels = { model: usage.model, engine: usage.engine };
+    this.videoSeconds.inc(labels, usage.videoSeconds);
+    const micros = costMicros(this.#prices, usage.model, usage.quality, usage.videoSeconds);
+    if (micros !== null && this.#prices) {
+      this.cost.inc({ ...labels, currency: this.#prices.currency }, fromMicros(micros));
+    }
   }
 
   #engineGauges(engines: {

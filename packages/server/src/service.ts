@@ -30,6 +30,7 @@ import { RetentionSweeper } from './retention.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { ScratchSpace } from './scratch-space.js';
 import { TaskService } from './task-service.js';
+import { UsageService } from './usage-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 
 export interface Service {
@@ -69,6 +70,7 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   let publicUrl = config.publicUrl ?? '';
   const metrics = new Metrics({
     queueStats: () => store.queueStats(),
+    prices: enginesConfig.prices,
     engines: {
       stats: () => store.engineStats(),
       names: [...enginesConfig.engines.keys()],
@@ -116,14 +118,16 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
       onDeliveryQueued: () => void signal.notify('deliveries'),
       onCancelled: () => void signal.notify('cancellations'),
       checkInputs: routedInputCheck(enginesConfig),
+      prices: enginesConfig.prices,
     });
+    const usage = new UsageService({ store, prices: enginesConfig.prices });
     const dashboard = {
       sessions: new DashboardSessions(store),
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
     const models = new ModelList({ config: enginesConfig, store });
-    api = { tasks, links, storage, files, dashboard, models };
+    api = { tasks, links, storage, files, usage, dashboard, models };
   }
 
   const pool = engines

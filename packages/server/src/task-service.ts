@@ -8,8 +8,10 @@ import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/del
 import { type GenerationParams, parseGenerationRequest } from './domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from './domain/idempotency-key.js';
 import { newTaskId } from './domain/identifiers.js';
+import { costMicros, type Prices } from './domain/prices.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
 import { encodeCursor, type TaskListQuery } from './domain/task-list-query.js';
+import { BudgetExceeded, budgetMessage } from './domain/usage.js';
 import type { InputCheck } from './engines/routed-inputs.js';
 import { ApiError } from './errors.js';
 import type { Storage } from './ports/storage.js';
@@ -30,6 +32,11 @@ export interface DeletedTask {
   readonly deleted: true;
 }
 
+/** Who creates a task: its scope, and the API key when it came through one (its limits apply too). */
+export interface CreatorScope extends TaskScope {
+  readonly keyId?: string | undefined;
+}
+
 /** What `overloaded` (queue full) tells clients to wait before trying again. */
 export const OVERLOADED_RETRY_AFTER_SECONDS = 30;
 
@@ -43,6 +50,7 @@ export class TaskService {
   readonly #onCancelled: (task: TaskRecord) => void;
   readonly #resolveUploads: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
   readonly #checkInputs: InputCheck;
+  readonly #prices: Prices | undefined;
 
   constructor(options: {
     store: Store;
@@ -62,6 +70,8 @@ export class TaskService {
     onCancelled?: (task: TaskRecord) => void;
     /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts). */
     checkInputs?: InputCheck;
+    /** What video costs: a task's cost is reserved at creation at these prices. */
+    prices?: Prices | undefined;
   }) {
     this.#store = options.store;
     this.#resultUrl = options.resultUrl;
@@ -72,10 +82,12 @@ export class TaskService {
     this.#onCancelled = options.onCancelled ?? (() => {});
     this.#resolveUploads = options.resolveUploads ?? (async (_scope, params) => params);
     this.#checkInputs = options.checkInputs ?? (() => undefined);
+    this.#prices = options.prices;
   }
 
-  async create(scope: TaskScope, body: unknown): Promise<PublicTask> {
-    const task = await this.#store.createTask(await this.#newTask(scope, body));
+  async create(scope: CreatorScope, body: unknown): Promise<PublicTask> {
+    const newTask = await this.#newTask(scope, body);
+    const task = await this.#withinBudget(newTask, () => this.#store.createTask(newTask));
     this.#onCreated(task);
     return this.present(task);
   }
@@ -85,16 +97,18 @@ export class TaskService {
    * request within 24 hours gets that task back (`replayed`), a different request under the key is refused.
    */
   async createOnce(
-    scope: TaskScope,
+    scope: CreatorScope,
     body: unknown,
     idempotencyKey: string,
   ): Promise<{ task: PublicTask; replayed: boolean }> {
     const task = await this.#newTask(scope, body);
-    const result = await this.#store.createTaskOnce(task, {
-      key: idempotencyKey,
-      requestHash: requestFingerprint(body),
-      since: Date.now() - IDEMPOTENCY_WINDOW_MS,
-    });
+    const result = await this.#withinBudget(task, () =>
+      this.#store.createTaskOnce(task, {
+        key: idempotencyKey,
+        requestHash: requestFingerprint(body),
+        since: Date.now() - IDEMPOTENCY_WINDOW_MS,
+      }),
+    );
     // The inline assets stored for a task that was not created belong to nothing.
     if (result.outcome !== 'created' && this.#assets) {
       await deleteTaskFiles(this.#assets.storage, task);
@@ -110,8 +124,22 @@ export class TaskService {
     return { task: await this.present(result.task), replayed: result.outcome === 'replayed' };
   }
 
+  /**
+   * Runs a creation, answering `402 budget_exceeded` when the store refuses it for a monthly limit; the inline
+   * assets stored for the refused task belong to nothing and are deleted.
+   */
+  async #withinBudget<T>(task: NewTask, create: () => Promise<T>): Promise<T> {
+    try {
+      return await create();
+    } catch (error) {
+      if (!(error instanceof BudgetExceeded)) throw error;
+      if (this.#assets) await deleteTaskFiles(this.#assets.storage, task);
+      throw new ApiError('budget_exceeded', budgetMessage(error.refusal, this.#prices?.currency ?? ''));
+    }
+  }
+
   /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
-  async #newTask(scope: TaskScope, body: unknown): Promise<NewTask> {
+  async #newTask(scope: CreatorScope, body: unknown): Promise<NewTask> {
     const { model, params: requested } = parseGenerationRequest(body);
     const unsupported = this.#checkInputs(model, requested);
     if (unsupported)
@@ -122,7 +150,15 @@ export class TaskService {
     const stored = this.#assets
       ? await storeInlineAssets(id, params, this.#assets.storage, this.#assets.maxBytes, this.#assets.tempDir)
       : params;
-    return { ...scope, id, model: model.id, params: stored };
+    return {
+      accountId: scope.accountId,
+      environment: scope.environment,
+      id,
+      model: model.id,
+      params: stored,
+      apiKeyId: scope.keyId ?? null,
+      costMicros: costMicros(this.#prices, model.id, params.quality, params.duration),
+    };
   }
 
   async get(scope: TaskScope, taskId: string): Promise<PublicTask> {

@@ -11,6 +11,7 @@ import { ASPECT_RATIOS, QUALITIES } from '../src/domain/frame-size.js';
 import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/domain/generation-request.js';
 import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../src/domain/task.js';
+import type { UsageBucket, UsageReport } from '../src/domain/usage-report.js';
 import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/errors.js';
 import type { PublicModel, PublicModelList } from '../src/model-list.js';
 import type { DeletedTask, PublicTaskList } from '../src/task-service.js';
@@ -44,6 +45,9 @@ export type Checks = [
   Assert<SameKeys<PublicModel, client.Model>>,
   Assert<SameKeys<PublicModel['inputs'], client.Model['inputs']>>,
   Assert<SameKeys<PublicModelList, client.ModelList>>,
+  Assert<SameKeys<UsageReport, client.UsageReport>>,
+  Assert<SameKeys<UsageBucket, client.UsageBucket>>,
+  Assert<Same<UsageReport['group_by'], client.UsageGrouping>>,
 ];
 
 describe('the client SDK and the server share their catalogues', () => {

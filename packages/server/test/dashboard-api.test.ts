@@ -320,6 +320,68 @@ describe('dashboard routes', () => {
     assert.equal(errorCode(tooLong), 'invalid_parameter');
   });
 
+  it("sets a key's limits at creation and after, and the account's; a task past them is 402", async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const created = await browser.request<{ key: string; api_key: Record<string, unknown> }>(
+      'POST',
+      '/dashboard/api/keys',
+      { name: 'limited', environment: 'development', monthly_video_seconds: 7, monthly_budget: null },
+    );
+    assert.equal(created.status, 201);
+    assert.deepEqual(
+      [created.body.api_key.monthly_video_seconds, created.body.api_key.monthly_budget],
+      [7, null],
+    );
+    const id = String(created.body.api_key.id);
+    const bad = await browser.request('POST', `/dashboard/api/keys/${id}/limits`, { monthly_budget: -1 });
+    assert.equal(bad.status, 400);
+    const changed = await browser.request<{ api_key: Record<string, unknown> }>(
+      'POST',
+      `/dashboard/api/keys/${id}/limits`,
+      { monthly_budget: 12.5 },
+    );
+    assert.deepEqual(
+      [changed.body.api_key.monthly_video_seconds, changed.body.api_key.monthly_budget],
+      [7, 12.5],
+    );
+    const withoutCsrf = await browser.request('POST', `/dashboard/api/keys/${id}/limits`, {}, { csrf: null });
+    assert.equal(errorCode(withoutCsrf), 'invalid_csrf_token');
+
+    const create = (key: string) =>
+      fetch(`${server.url}/v1/videos/generations`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(TEXT),
+      });
+    assert.equal((await create(created.body.key)).status, 200);
+    assert.equal((await create(created.body.key)).status, 402);
+
+    const limits = await browser.request<Record<string, unknown>>('GET', '/dashboard/api/limits');
+    assert.equal(limits.status, 200);
+    assert.deepEqual(limits.body.limits, { monthly_video_seconds: null, monthly_budget: null });
+    // The whole account's month, every environment: the other tests' tasks count too.
+    const month = limits.body.this_month as Record<'used' | 'reserved', { video_seconds: number }>;
+    const usedOrReserved = month.used.video_seconds + month.reserved.video_seconds;
+    assert.ok(month.reserved.video_seconds >= 4 || month.used.video_seconds >= 4);
+    const set = await browser.request<Record<string, unknown>>('POST', '/dashboard/api/limits', {
+      monthly_video_seconds: usedOrReserved,
+    });
+    assert.deepEqual(set.body.limits, { monthly_video_seconds: usedOrReserved, monthly_budget: null });
+    const other = await browser.request<{ key: string }>('POST', '/dashboard/api/keys', {
+      name: 'unlimited',
+      environment: 'development',
+    });
+    const refused = await create(other.body.key);
+    assert.equal(refused.status, 402);
+    const body = (await refused.json()) as { error: { message: string } };
+    assert.match(
+      body.error.message,
+      new RegExp(`^This account's monthly limit of ${usedOrReserved} video seconds would be exceeded`),
+    );
+    await browser.request('POST', '/dashboard/api/limits', { monthly_video_seconds: null });
+  });
+
   it('reveals and rotates the webhook signing secret the service signs with', async () => {
     const browser = new Browser(server.url);
     await browser.signIn('ada@example.com', PASSWORD);

@@ -38,6 +38,7 @@ const TABLES = [
   'secrets',
   'sign_in_failures',
   'tasks',
+  'usage_records',
   'webhook_attempts',
   'webhook_deliveries',
   'webhook_secrets',

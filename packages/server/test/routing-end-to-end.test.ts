@@ -174,7 +174,11 @@ describe('no fallback once the upstream accepted the job', () => {
       final.error?.code === 'timeout' || final.error?.code === 'upstream_unavailable',
       JSON.stringify(final.error),
     );
-    assert.equal((await service.service.store.getTask(created.id))?.engine, 'gpu', 'never moved to the local engine');
+    assert.equal(
+      (await service.service.store.getTask(created.id))?.engine,
+      'gpu',
+      'never moved to the local engine',
+    );
     const metrics = await (await fetch(`${service.url}/metrics`)).text();
     assert.doesNotMatch(metrics, /videogen_engine_fallbacks_total\{/);
   });

@@ -9,9 +9,11 @@ import type { GenerationParams } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
+import { NO_LIMITS } from '../src/domain/usage.js';
 import type { ApiKeyRecord, Claim, ClaimRouting, Store } from '../src/ports/store.js';
 import { deliveryStoreConformance } from './delivery-store-conformance.js';
 import { type Clock, storeHarness, T0 } from './helpers/store-harness.js';
+import { usageStoreConformance } from './usage-store-conformance.js';
 
 const LEASE = 30_000;
 const TEXT: ModelId = 'videogen-2.0-text-to-video';
@@ -121,6 +123,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             lastUsedAt: null,
             revokedAt: null,
             expiresAt: null,
+            limits: NO_LIMITS,
           });
           assert.deepEqual(await store.findActiveApiKey('hash-1'), created);
           assert.equal(await store.findActiveApiKey('hash-2'), undefined);
@@ -1337,5 +1340,6 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
     });
 
     deliveryStoreConformance(name, open);
+    usageStoreConformance(name, open);
   });
 }

@@ -16,6 +16,7 @@ import { renderSignIn } from './sign-in-page.js';
 import { renderTask } from './task-page.js';
 import { renderTasks } from './tasks-page.js';
 import { pageHeading } from './ui.js';
+import { renderUsage } from './usage-page.js';
 import { renderWebhooks } from './webhooks-page.js';
 
 const main = document.getElementById('main');
@@ -50,6 +51,7 @@ const routes = [
     nav: '#/playground',
     render: (context) => renderPlayground(main, context),
   },
+  { pattern: /^\/usage$/, title: 'Usage', nav: '#/usage', render: (context) => renderUsage(main, context) },
   {
     pattern: /^\/webhooks$/,
     title: 'Webhooks',

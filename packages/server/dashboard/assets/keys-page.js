@@ -1,8 +1,9 @@
-/** #/keys: create keys (shown once), list them, revoke and rotate them. */
+/** #/keys: create keys (shown once) with their monthly limits, list them, change limits, revoke and rotate them. */
 import { api } from './api.js';
 import { copyButton } from './clipboard.js';
 import { confirmDialog } from './dialogs.js';
 import { announce, field, h, select, time } from './dom.js';
+import { describeLimits, limitFields } from './limit-fields.js';
 import { currentSession } from './session.js';
 import { cell, dataTable, errorBox, exclusive, pageHeading } from './ui.js';
 
@@ -157,6 +158,35 @@ export async function renderKeys(main, { signal }) {
     }
   });
 
+  const setLimits = exclusive(async (key) => {
+    const inputs = limitFields(key);
+    const form = await confirmDialog({
+      title: `Monthly limits of “${key.name}”`,
+      content: [
+        h(
+          'p',
+          {},
+          'A task that would pass a limit is refused with 402 budget_exceeded. Limits reset on the 1st (UTC).',
+        ),
+        ...inputs.fields,
+      ],
+      confirmLabel: 'Save limits',
+      signal,
+    });
+    if (!form) return;
+    errors.clear();
+    try {
+      await api(`/dashboard/api/keys/${encodeURIComponent(key.id)}/limits`, {
+        method: 'POST',
+        json: inputs.read(),
+      });
+      announce(`Limits of ${key.name} saved.`);
+      await refresh();
+    } catch (error) {
+      errors.show(error);
+    }
+  });
+
   function keyList(keys) {
     if (keys.length === 0) {
       return h('p', { class: 'empty' }, 'No active keys. Create one above to call the API.');
@@ -171,11 +201,22 @@ export async function renderKeys(main, { signal }) {
         cell('Created', time(key.created_at)),
         cell('Last used', time(key.last_used_at)),
         cell('Expires', key.expires_at ? time(key.expires_at) : h('span', { class: 'muted' }, '—')),
+        cell('Monthly limits', describeLimits(key)),
         cell(
           'Actions',
           h(
             'div',
             { class: 'row-actions' },
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'button secondary small',
+                'aria-label': `Limits of ${key.name}`,
+                onclick: () => setLimits(key),
+              },
+              'Limits',
+            ),
             h(
               'button',
               {
@@ -202,7 +243,16 @@ export async function renderKeys(main, { signal }) {
     );
     return dataTable({
       caption: 'Active API keys',
-      columns: ['Name', 'Environment', 'Prefix', 'Created', 'Last used', 'Expires', 'Actions'],
+      columns: [
+        'Name',
+        'Environment',
+        'Prefix',
+        'Created',
+        'Last used',
+        'Expires',
+        'Monthly limits',
+        'Actions',
+      ],
       rows,
       className: 'keys-table',
     });
@@ -220,6 +270,7 @@ export async function renderKeys(main, { signal }) {
     ENVIRONMENTS,
     currentSession()?.environment ?? 'development',
   );
+  const createLimits = limitFields();
   const createButton = h('button', { type: 'submit', class: 'button' }, 'Create key');
   const createForm = h(
     'form',
@@ -232,6 +283,7 @@ export async function renderKeys(main, { signal }) {
       // Not plain "Environment": that is the header's switcher, and two controls must not share a name.
       field('Key environment', environment, 'Development keys see development tasks only, and likewise.'),
     ),
+    h('div', { class: 'form-row' }, createLimits.fields),
     h('div', { class: 'actions' }, createButton),
   );
   createForm.addEventListener('submit', async (event) => {
@@ -241,7 +293,7 @@ export async function renderKeys(main, { signal }) {
     try {
       const answer = await api('/dashboard/api/keys', {
         method: 'POST',
-        json: { name: name.value.trim(), environment: environment.value },
+        json: { name: name.value.trim(), environment: environment.value, ...createLimits.read() },
       });
       createForm.reset();
       environment.value = currentSession()?.environment ?? 'development';

@@ -1,10 +1,12 @@
 /**
- * `videogen accounts create|reset-password`: an account with an owner who signs in to the dashboard, and a new
- * password for an owner.
+ * `videogen accounts create|reset-password|limits`: an account with an owner who signs in to the dashboard, a new
+ * password for an owner, and the account's monthly limits.
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { createOwnerAccount, MIN_PASSWORD_LENGTH, resetOwnerPassword } from '../accounts.js';
+import { setAccountLimits } from '../usage-limits.js';
+import { asUsageError, describeLimits, LIMIT_OPTIONS, limitChanges } from './limit-options.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';
 
@@ -73,6 +75,25 @@ export async function accountsCommand(args: string[]): Promise<number> {
         resetOwnerPassword(store, { email: values.email!, password: await readPassword() }),
       );
       process.stderr.write('Password changed; every dashboard session of the account has ended.\n');
+      return 0;
+    }
+    case 'limits': {
+      const { values } = parseArgs({
+        args: rest,
+        options: { account: { type: 'string' }, ...LIMIT_OPTIONS },
+        strict: true,
+      });
+      if (!values.account) throw new UsageError('accounts limits needs --account ACCOUNT_ID');
+      const changes = limitChanges(values);
+      const accountId = values.account;
+      const limits = await withStore('read', (store) =>
+        asUsageError(() => setAccountLimits(store, accountId, changes)),
+      );
+      if (!limits) {
+        process.stderr.write(`videogen: no account ${JSON.stringify(accountId)}\n`);
+        return 1;
+      }
+      process.stdout.write(`${accountId}: ${describeLimits(limits)}\n`);
       return 0;
     }
     default:

@@ -1,8 +1,11 @@
-/** `videogen keys create|list|revoke`: key management against the configured store. */
+/** `videogen keys create|list|limits|revoke`: key management against the configured store. */
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../api-keys.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
+import { NO_LIMITS } from '../domain/usage.js';
 import type { ApiKeyRecord } from '../ports/store.js';
+import { fromPublicLimits, setApiKeyLimits, toPublicLimits } from '../usage-limits.js';
+import { asUsageError, describeLimits, LIMIT_OPTIONS, limitChanges } from './limit-options.js';
 import { printTable } from './print-table.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';
@@ -21,10 +24,14 @@ export async function keysCommand(args: string[]): Promise<number> {
           name: { type: 'string' },
           env: { type: 'string', default: 'development' },
           account: { type: 'string' },
+          ...LIMIT_OPTIONS,
         },
         strict: true,
       });
       if (!values.name) throw new UsageError('keys create needs --name NAME');
+      const limits = await asUsageError(async () =>
+        fromPublicLimits({ ...toPublicLimits(NO_LIMITS), ...limitChanges(values) }),
+      );
       if (!ENVIRONMENTS.includes(values.env as Environment)) {
         throw new UsageError(`--env must be one of ${ENVIRONMENTS.join(', ')}`);
       }
@@ -33,6 +40,7 @@ export async function keysCommand(args: string[]): Promise<number> {
           name: values.name!,
           environment: values.env as Environment,
           accountId: values.account,
+          limits,
         }),
       );
       // The key alone on stdout, so that scripts can capture it.
@@ -65,8 +73,31 @@ export async function keysCommand(args: string[]): Promise<number> {
         state(k),
         isoOrDash(k.createdAt),
         isoOrDash(k.lastUsedAt),
+        describeLimits(k.limits),
       ]);
-      printTable(['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED'], rows);
+      printTable(['ID', 'PREFIX', 'NAME', 'ENV', 'STATE', 'CREATED', 'LAST USED', 'LIMITS'], rows);
+      return 0;
+    }
+    case 'limits': {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        options: LIMIT_OPTIONS,
+        allowPositionals: true,
+        strict: true,
+      });
+      const target = positionals[0];
+      if (!target || positionals.length > 1) {
+        throw new UsageError('keys limits needs exactly one key ID or prefix');
+      }
+      const changes = limitChanges(values);
+      const key = await withStore('read', (store) =>
+        asUsageError(() => setApiKeyLimits(store, target, changes)),
+      );
+      if (!key) {
+        process.stderr.write(`videogen: no single active key matches ${JSON.stringify(target)}\n`);
+        return 1;
+      }
+      process.stdout.write(`${key.prefix}: ${describeLimits(key.limits)}\n`);
       return 0;
     }
     case 'revoke': {

@@ -15,8 +15,13 @@ Commands:
                                           that existing account its owner instead
   accounts reset-password --email EMAIL   Set a new password (stdin or a prompt); ends the account's
                                           dashboard sessions and lifts a sign-in lockout
-  keys create --name NAME [--env ENV]     Create an API key and print it (ENV: development|production)
+  accounts limits --account ID [--monthly-video-seconds N|none] [--monthly-budget AMOUNT|none]
+                                          Set (or show) the account's monthly limits
+  keys create --name NAME [--env ENV] [--monthly-video-seconds N] [--monthly-budget AMOUNT]
+                                          Create an API key and print it (ENV: development|production)
   keys list [--json]                      List API keys (never the keys themselves)
+  keys limits ID_OR_PREFIX [--monthly-video-seconds N|none] [--monthly-budget AMOUNT|none]
+                                          Set (or show) an API key's monthly limits
   keys revoke ID_OR_PREFIX                Revoke an API key
   webhooks secret [--account ID]          Print the account's webhook signing secret (whsec_…)
   webhooks rotate-secret [--account ID]   Make a new signing secret and print it; the old one signs

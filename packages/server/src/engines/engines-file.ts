@@ -28,12 +28,14 @@ import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
 import type { CircuitPolicy, EngineRoute } from '../domain/engine-route.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
+import type { Prices } from '../domain/prices.js';
 import { ArkOptionsSchema } from './ark/ark-options.js';
 import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
 import { FalOptionsSchema } from './fal/fal-options.js';
 import { GeminiOptionsSchema } from './gemini/gemini-options.js';
 import { OpenAiOptionsSchema } from './openai/openai-options.js';
+import { PricesSchema, toPrices } from './prices-file.js';
 import { RelayOptionsSchema } from './relay/relay-options.js';
 import { ReplicateOptionsSchema } from './replicate/replicate-options.js';
 import { RunwayOptionsSchema } from './runway/runway-options.js';
@@ -115,6 +117,7 @@ const EnginesFileSchema = Type.Object(
       }),
     ),
     routing: Type.Optional(RoutingSchema),
+    prices: Type.Optional(PricesSchema),
   },
   { additionalProperties: false },
 );
@@ -156,6 +159,8 @@ export interface EnginesConfig {
   readonly baseDir: string;
   /** The engines file, for messages; undefined for the default. */
   readonly file: string | undefined;
+  /** What video costs (prices-file.ts); undefined when the file has no `prices`. */
+  readonly prices: Prices | undefined;
 }
 
 export class EnginesFileError extends ConfigError {
@@ -174,6 +179,7 @@ export function defaultEnginesConfig(baseDir = process.cwd()): EnginesConfig {
     routing: DEFAULT_ROUTING,
     baseDir,
     file: undefined,
+    prices: undefined,
   };
 }
 
@@ -340,6 +346,7 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
     models.set(id, steps);
   }
   if (models.size === 0) throw new EnginesFileError(file, '/models: maps no model ID to an engine');
+  const prices = parsed.prices && toPrices(parsed.prices);
   return {
     engines,
     models,
@@ -347,6 +354,7 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
     routing: routingPolicy(parsed.routing),
     baseDir: dirname(resolve(file)),
     file,
+    prices,
   };
 }
 

@@ -23,6 +23,7 @@ import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import type { ResultLinks } from '../result-links.js';
 import type { TaskService } from '../task-service.js';
+import type { UsageService } from '../usage-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
 import { registerBodyParsers } from './body-parsers.js';
 import {
@@ -38,6 +39,7 @@ import { dashboardKeyRoutes } from './routes/dashboard-keys.js';
 import { dashboardPageRoutes } from './routes/dashboard-pages.js';
 import { dashboardSessionRoutes } from './routes/dashboard-session.js';
 import { dashboardTaskRoutes } from './routes/dashboard-tasks.js';
+import { dashboardUsageRoutes } from './routes/dashboard-usage.js';
 import { dashboardWebhookRoutes } from './routes/dashboard-webhooks.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { faviconRoutes } from './routes/favicon.js';
@@ -49,6 +51,7 @@ import { modelRoutes } from './routes/models.js';
 import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
+import { usageRoutes } from './routes/usage.js';
 
 export interface ApiDependencies {
   readonly tasks: TaskService;
@@ -56,6 +59,8 @@ export interface ApiDependencies {
   readonly storage: Storage;
   /** Uploads (`/v1/files`). */
   readonly files?: FileService;
+  /** `GET /v1/usage`, and the dashboard's usage and limits. */
+  readonly usage?: UsageService;
   /** `GET /v1/models`. */
   readonly models?: ModelList;
   /** The account dashboard (`/dashboard`); its session cookie also opens the `/v1` routes. */
@@ -205,6 +210,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       taskEventRoutes(routes, { tasks: api.tasks, authenticate });
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
+      if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });
       if (api.models) modelRoutes(routes, { models: api.models, authenticate });
       resultRoutes(routes, { links: api.links, storage: api.storage });
       const { dashboard } = api;
@@ -213,6 +219,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         const requireSession = createSessionGuard(sessions);
         dashboardSessionRoutes(routes, { store: deps.store, sessions, requireSession, secureCookies });
         dashboardKeyRoutes(routes, { store: deps.store, requireSession });
+        if (api.usage) dashboardUsageRoutes(routes, { store: deps.store, usage: api.usage, requireSession });
         dashboardWebhookRoutes(routes, { store: deps.store, requireSession });
         dashboardTaskRoutes(routes, { tasks: api.tasks, requireSession });
         dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });

@@ -96,11 +96,12 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'Models', description: 'The model IDs, what each takes, and whether it can run now.' },
         { name: 'Callbacks', description: "A task's callback deliveries." },
         { name: 'Results', description: 'Result videos behind signed links.' },
+        { name: 'Usage', description: 'Video seconds and cost of completed tasks.' },
         { name: 'Operations', description: 'Health checks and metrics, without authentication.' },
         {
           name: 'Dashboard',
           description:
-            "The account dashboard's own routes (sign-in, API keys, webhook secret), for its page.",
+            "The account dashboard's own routes (sign-in, API keys and their limits, the account's limits, webhook secret), for its page.",
         },
       ],
       components: {

@@ -11,6 +11,8 @@ import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
 import { MODEL_IDS } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
+import { USAGE_GROUPINGS } from '../domain/usage.js';
+import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
 import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../errors.js';
 import type { PublicModel } from '../model-list.js';
 import type { DeletedTask, PublicTaskList } from '../task-service.js';
@@ -167,6 +169,56 @@ export const FileSchema = Type.Object(
   { $id: 'File', description: 'An uploaded file.' },
 );
 
+const UsageFiguresSchema = Type.Object({
+  tasks: Type.Integer({ minimum: 0 }),
+  video_seconds: Type.Integer({ minimum: 0, description: 'Seconds of video (the tasks’ `duration`).' }),
+  cost: Type.Optional(
+    Type.Number({
+      minimum: 0,
+      description:
+        'In `currency`, at the prices when each task was created; only when prices are configured. Tasks of a model and quality without a price count nothing.',
+    }),
+  ),
+});
+
+const ReservedFiguresSchema = Type.Object(UsageFiguresSchema.properties, {
+  description:
+    'Tasks created in the range that have not finished: reserved against the monthly limits, not yet usage.',
+});
+
+export const UsageBucketSchema = Type.Object(
+  {
+    object: StringEnum(['usage.bucket']),
+    key: Type.Union([Type.String(), Type.Null()], {
+      description:
+        'By `group_by`: the UTC day (`YYYY-MM-DD`), the model ID, or the API key id (null for tasks created from the dashboard).',
+    }),
+    ...UsageFiguresSchema.properties,
+    reserved: ReservedFiguresSchema,
+  },
+  { $id: 'UsageBucket', description: 'The completed tasks of one day, model or API key.' },
+);
+
+export const UsageReportSchema = Type.Object(
+  {
+    object: StringEnum(['list']),
+    group_by: StringEnum(USAGE_GROUPINGS),
+    start: UnixSeconds('Unix seconds, inclusive.'),
+    end: UnixSeconds('Unix seconds, exclusive.'),
+    currency: Type.Optional(
+      Type.String({ description: 'Of every `cost`; only when prices are configured.' }),
+    ),
+    data: Type.Array(Type.Ref(UsageBucketSchema), {
+      description: 'Days, model IDs or key ids in order (tasks created from the dashboard last).',
+    }),
+    totals: Type.Object({ ...UsageFiguresSchema.properties, reserved: ReservedFiguresSchema }),
+  },
+  {
+    description:
+      'Usage of the API key’s account and environment: completed tasks only (failed and cancelled tasks cost nothing).',
+  },
+);
+
 const AssetLimitsSchema = Type.Object({
   min: Type.Integer({ minimum: 0 }),
   max: Type.Integer({ minimum: 1 }),
@@ -214,6 +266,7 @@ export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   TaskSchema,
   DeliverySchema,
   FileSchema,
+  UsageBucketSchema,
   ModelSchema,
 ] as (TSchema & { $id: string })[];
 
@@ -304,6 +357,8 @@ const errorKeys: SameKeys<ErrorBody['error'], Static<typeof ErrorBodySchema>['er
 const taskErrorKeys: SameKeys<NonNullable<PublicTask['error']>, Static<typeof TaskErrorSchema>> = true;
 const taskListKeys: SameKeys<PublicTaskList, Static<typeof TaskListSchema>> = true;
 const deletedTaskKeys: SameKeys<DeletedTask, Static<typeof DeletedTaskSchema>> = true;
+const usageReportKeys: SameKeys<UsageReport, Static<typeof UsageReportSchema>> = true;
+const usageBucketKeys: SameKeys<UsageBucket, Static<typeof UsageBucketSchema>> = true;
 const modelKeys: SameKeys<PublicModel, Static<typeof ModelSchema>> = true;
 const modelInputKeys: SameKeys<PublicModel['inputs'], Static<typeof ModelSchema>['inputs']> = true;
 void [
@@ -314,6 +369,8 @@ void [
   taskErrorKeys,
   taskListKeys,
   deletedTaskKeys,
+  usageReportKeys,
+  usageBucketKeys,
   modelKeys,
   modelInputKeys,
 ];

@@ -16,6 +16,8 @@ import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { TaskListQuery } from '../domain/task-list-query.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
+import type { UsageGrouping, UsageLimits } from '../domain/usage.js';
+import type { UsageSum } from '../domain/usage-report.js';
 
 export interface Account {
   readonly id: string;
@@ -60,6 +62,7 @@ export interface ApiKeyRecord {
   readonly revokedAt: number | null;
   /** A rotated key works until then; null for a key without an end. */
   readonly expiresAt: number | null;
+  readonly limits: UsageLimits;
 }
 
 export interface ApiKeyRotation {
@@ -74,12 +77,27 @@ export interface NewApiKey {
   readonly environment: Environment;
   readonly prefix: string;
   readonly hash: string;
+  /** No limits when absent. */
+  readonly limits?: UsageLimits;
 }
 
 export interface NewTask extends TaskScope {
   readonly id: string;
   readonly model: ModelId;
   readonly params: GenerationParams;
+  /** The API key creating it; null or absent from the dashboard. Its limits apply besides the account's. */
+  readonly apiKeyId?: string | null;
+  /** What it will cost at the configured prices, in micro-units; null or absent when not priced. */
+  readonly costMicros?: number | null;
+}
+
+/** Which usage `listUsage` sums: settled and reserved records created in [start, end) (epoch ms). */
+export interface UsageQuery {
+  readonly start: number;
+  readonly end: number;
+  readonly groupBy: UsageGrouping;
+  /** Only this environment's; every environment when absent. */
+  readonly environment?: Environment;
 }
 
 export interface ClaimOptions {
@@ -180,7 +198,7 @@ export interface QueueStats {
   readonly pendingDeliveries: number;
 }
 
-export type { TaskListQuery };
+export type { TaskListQuery, UsageSum };
 
 export interface TaskList {
   readonly tasks: TaskRecord[];
@@ -253,7 +271,30 @@ export interface Store {
     graceMs: number,
   ): Promise<ApiKeyRotation | undefined>;
   touchApiKey(id: string, at: number): Promise<void>;
+  /**
+   * Sets the monthly limits of the one active key with this id or prefix (of `accountId`'s keys when given);
+   * undefined unless exactly one matched.
+   */
+  setApiKeyLimits(
+    idOrPrefix: string,
+    limits: UsageLimits,
+    accountId?: string,
+  ): Promise<ApiKeyRecord | undefined>;
+  /** The account's monthly limits; undefined when there is no such account. */
+  getAccountLimits(accountId: string): Promise<UsageLimits | undefined>;
+  /** False when there is no such account. */
+  setAccountLimits(accountId: string, limits: UsageLimits): Promise<boolean>;
+  /**
+   * Usage of the account, grouped. Usage records are made with their task (reserved), settled when it completes
+   * and deleted when it fails or is cancelled; they outlive the task (retention leaves them).
+   */
+  listUsage(accountId: string, query: UsageQuery): Promise<UsageSum[]>;
 
+  /**
+   * Makes the task and reserves its usage, in one transaction; throws `BudgetExceeded` (domain/usage.ts), keeping
+   * nothing, when the reservation would pass a monthly limit of the account or the API key. Concurrent creations
+   * of one account, from any number of processes, are checked one after another.
+   */
   createTask(task: NewTask): Promise<TaskRecord>;
   /** A task visible to `scope`, or any task when `scope` is absent (workers). */
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined>;

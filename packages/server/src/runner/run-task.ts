@@ -166,6 +166,12 @@ async function execute(
       deps.onStatusChange?.();
       deps.metrics?.renderDuration.observe({ model: task.model }, (Date.now() - started) / 1000);
       deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
+      deps.metrics?.recordUsage({
+        model: task.model,
+        engine: rendered.engine,
+        quality: task.params.quality,
+        videoSeconds: task.params.duration,
+      });
     }
     log.info({ ms: Date.now() - started, completed, bytes: output.size }, 'task finished');
   } catch (error) {

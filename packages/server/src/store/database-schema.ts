@@ -1,6 +1,7 @@
 /** The tables as Kysely sees them; shared by the SQLite and PostgreSQL stores. */
 import type { ColumnType } from 'kysely';
 import type { DeliveryEvent, DeliveryStatus } from '../domain/delivery.js';
+import type { AspectRatio, Quality } from '../domain/frame-size.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskStatus } from '../domain/task.js';
 import type { UploadKind } from '../domain/uploaded-file.js';
@@ -9,6 +10,8 @@ import type { TaskErrorCode } from '../errors.js';
 /** Epoch milliseconds in a `bigint` column: better-sqlite3 returns a number, pg a string. */
 export type Millis = ColumnType<number | string, number, number>;
 export type NullableMillis = ColumnType<number | string | null, number | null, number | null>;
+/** Micro-units of money in a `bigint` column (read as a number or a string, like `Millis`). */
+export type NullableMicros = NullableMillis;
 
 export interface AccountsTable {
   id: string;
@@ -16,6 +19,9 @@ export interface AccountsTable {
   /** The owner's sign-in (migration 0007): lower-cased email and argon2id hash; null for key-only accounts. */
   email: string | null;
   password_hash: string | null;
+  /** Monthly limits (migration 0009): video seconds, and micro-units of the prices' currency; null is none. */
+  monthly_video_seconds: number | null;
+  monthly_budget: NullableMicros;
 }
 
 export interface ApiKeysTable {
@@ -30,6 +36,9 @@ export interface ApiKeysTable {
   revoked_at: NullableMillis;
   /** A rotated key works until then (migration 0007). */
   expires_at: NullableMillis;
+  /** Monthly limits (migration 0009), as on accounts. */
+  monthly_video_seconds: number | null;
+  monthly_budget: NullableMicros;
 }
 
 export interface TasksTable {
@@ -54,6 +63,8 @@ export interface TasksTable {
   completed_at: NullableMillis;
   /** The engine the task runs (or last ran) on, by its name in the engines file; null until claimed (0008). */
   engine: string | null;
+  /** The API key the task was created with; null from the dashboard (migration 0009). */
+  api_key_id: string | null;
 }
 
 /** An engine's circuit breaker (migration 0008, engines/circuit-breaker.ts). */
@@ -63,6 +74,28 @@ export interface EngineCircuitsTable {
   open_until: NullableMillis;
   trial_until: NullableMillis;
   updated_at: Millis;
+}
+
+export type UsageState = 'reserved' | 'settled';
+
+/** What a task used (migration 0009): reserved at creation, settled at completion, deleted when it fails. */
+export interface UsageRecordsTable {
+  task_id: string;
+  account_id: string;
+  api_key_id: string | null;
+  environment: Environment;
+  model: ModelId;
+  engine: string | null;
+  quality: Quality;
+  aspect_ratio: AspectRatio;
+  width: number | null;
+  height: number | null;
+  video_seconds: number;
+  /** Micro-units; a `bigint` column, so a string from pg. */
+  cost: NullableMicros;
+  state: UsageState;
+  created_at: Millis;
+  settled_at: NullableMillis;
 }
 
 /** A running worker pool and the model IDs it serves (migration 0010). */
@@ -163,4 +196,5 @@ export interface Database {
   files: FilesTable;
   dashboard_sessions: DashboardSessionsTable;
   sign_in_failures: SignInFailuresTable;
+  usage_records: UsageRecordsTable;
 }

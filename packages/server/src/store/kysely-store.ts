@@ -14,6 +14,7 @@ import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
+import type { UsageLimits } from '../domain/usage.js';
 import type {
   Account,
   AccountOwner,
@@ -37,10 +38,13 @@ import type {
   Store,
   TaskList,
   TaskListQuery,
+  UsageQuery,
+  UsageSum,
   WebhookSecret,
   WorkerLock,
 } from '../ports/store.js';
 import type { Database } from './database-schema.js';
+import { getAccountLimits, setAccountLimits } from './operations/account-limits.js';
 import { cancelTask } from './operations/cancel-task.js';
 import { claimDeliveries } from './operations/claim-deliveries.js';
 import { claimRoutedTask } from './operations/claim-routed-task.js';
@@ -76,6 +80,7 @@ import { listDeliveries } from './operations/list-deliveries.js';
 import { listLeaseOwners } from './operations/list-lease-owners.js';
 import { listSignInFailures } from './operations/list-sign-in-failures.js';
 import { listTasks } from './operations/list-tasks.js';
+import { listUsage } from './operations/list-usage.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
@@ -95,6 +100,7 @@ import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
 import { engineStats } from './operations/routing-snapshot.js';
 import { servedModels } from './operations/served-models.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
+import { setApiKeyLimits } from './operations/set-api-key-limits.js';
 import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
 import { touchApiKey } from './operations/touch-api-key.js';
@@ -102,7 +108,10 @@ import { touchApiKey } from './operations/touch-api-key.js';
 export interface KyselyStoreOptions {
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
   readonly now?: () => number;
-  /** Claims lock their candidates `FOR UPDATE SKIP LOCKED` (PostgreSQL; SQLite has one writer and no such clause). */
+  /**
+   * PostgreSQL: claims lock their candidates `FOR UPDATE SKIP LOCKED`, and creations lock their account's row
+   * `FOR UPDATE` to check budgets (SQLite has one writer and no such clauses).
+   */
   readonly skipLocked: boolean;
 }
 
@@ -209,8 +218,28 @@ export abstract class KyselyStore implements Store {
     return touchApiKey(this.db, id, at);
   }
 
+  setApiKeyLimits(
+    idOrPrefix: string,
+    limits: UsageLimits,
+    accountId?: string,
+  ): Promise<ApiKeyRecord | undefined> {
+    return setApiKeyLimits(this.db, idOrPrefix, limits, accountId, this.now());
+  }
+
+  getAccountLimits(accountId: string): Promise<UsageLimits | undefined> {
+    return getAccountLimits(this.db, accountId);
+  }
+
+  setAccountLimits(accountId: string, limits: UsageLimits): Promise<boolean> {
+    return setAccountLimits(this.db, accountId, limits);
+  }
+
+  listUsage(accountId: string, query: UsageQuery): Promise<UsageSum[]> {
+    return listUsage(this.db, accountId, query);
+  }
+
   createTask(task: NewTask): Promise<TaskRecord> {
-    return createTask(this.db, task, this.now());
+    return createTask(this.db, task, this.now(), this.#skipLocked);
   }
 
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
@@ -221,7 +250,7 @@ export abstract class KyselyStore implements Store {
     task: NewTask,
     idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
   ): Promise<IdempotentCreation> {
-    return createTaskOnce(this.db, task, idempotency, this.now());
+    return createTaskOnce(this.db, task, idempotency, this.now(), this.#skipLocked);
   }
 
   createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord> {

@@ -2,6 +2,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
+import type { UsageLimits } from '../domain/usage.js';
 import type { Account, ApiKeyRecord, NewTask } from '../ports/store.js';
 import type { AccountsTable, ApiKeysTable, TasksTable } from './database-schema.js';
 
@@ -58,6 +59,7 @@ export function toTaskRow(task: NewTask, now: number): Insertable<TasksTable> {
     updated_at: now,
     completed_at: null,
     engine: null,
+    api_key_id: task.apiKeyId ?? null,
   };
 }
 
@@ -72,7 +74,22 @@ export function toApiKeyRecord(row: Selectable<ApiKeysTable>): ApiKeyRecord {
     lastUsedAt: nullableMillis(row.last_used_at),
     revokedAt: nullableMillis(row.revoked_at),
     expiresAt: nullableMillis(row.expires_at),
+    limits: toUsageLimits(row),
   };
+}
+
+/** The monthly limit columns of an account or API key row. */
+export function toUsageLimits(
+  row: Pick<Selectable<AccountsTable>, 'monthly_video_seconds' | 'monthly_budget'>,
+): UsageLimits {
+  return {
+    monthlyVideoSeconds: row.monthly_video_seconds === null ? null : Number(row.monthly_video_seconds),
+    monthlyBudgetMicros: nullableMillis(row.monthly_budget),
+  };
+}
+
+export function toLimitColumns(limits: UsageLimits) {
+  return { monthly_video_seconds: limits.monthlyVideoSeconds, monthly_budget: limits.monthlyBudgetMicros };
 }
 
 export function toAccount(row: Selectable<AccountsTable>): Account {

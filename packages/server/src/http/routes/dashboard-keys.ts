@@ -3,10 +3,13 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { activeApiKeys, createApiKey, rotateApiKey, toPublicApiKey } from '../../api-keys.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
+import { NO_LIMITS } from '../../domain/usage.js';
 import { ApiError } from '../../errors.js';
 import type { Store } from '../../ports/store.js';
+import { fromPublicLimits, type PublicLimits, setApiKeyLimits, toPublicLimits } from '../../usage-limits.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 /** The longest grace period a rotation may give the old key: 30 days. */
 export const MAX_GRACE_PERIOD_HOURS = 720;
@@ -22,6 +25,7 @@ const ApiKeySchema = Type.Object(
     expires_at: Type.Union([Type.Integer(), Type.Null()], {
       description: 'Unix seconds: the end of a rotated key’s grace period.',
     }),
+    ...LimitsSchema.properties,
   },
   { description: 'An API key, without the key itself.' },
 );
@@ -67,10 +71,11 @@ export function dashboardKeyRoutes(
     {
       name: Type.String({ minLength: 1, maxLength: 100 }),
       environment: Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env))),
+      ...LimitsChangeSchema.properties,
     },
     { additionalProperties: false },
   );
-  app.post<{ Body: { name: string; environment: Environment } }>(
+  app.post<{ Body: { name: string; environment: Environment } & Partial<PublicLimits> }>(
     '/dashboard/api/keys',
     {
       preValidation: deps.requireSession,
@@ -87,10 +92,14 @@ export function dashboardKeyRoutes(
       const accountId = accountOf(request);
       const name = request.body.name.trim();
       if (!name) throw new ApiError('invalid_parameter', 'name must not be blank.', { param: 'name' });
+      const limits = await limitsChange(() =>
+        fromPublicLimits({ ...toPublicLimits(NO_LIMITS), ...changesIn(request.body) }),
+      );
       const created = await createApiKey(deps.store, {
         name,
         environment: request.body.environment,
         accountId,
+        limits,
       });
       return reply.code(201).send({ key: created.key, api_key: toPublicApiKey(created.record) });
     },
@@ -156,5 +165,44 @@ export function dashboardKeyRoutes(
         previous: toPublicApiKey(rotated.previous),
       });
     },
+  );
+
+  app.post<{ Params: Static<typeof KeyIdParams>; Body: Partial<PublicLimits> }>(
+    '/dashboard/api/keys/:key_id/limits',
+    {
+      preValidation: deps.requireSession,
+      schema: {
+        summary: "Set an API key's monthly limits",
+        description:
+          'Changes the limits named (null: no limit) and keeps the others. `monthly_budget` is in the currency of the configured prices.',
+        operationId: 'setApiKeyLimits',
+        tags: ['Dashboard'],
+        security: DASHBOARD_SECURITY,
+        params: KeyIdParams,
+        body: LimitsChangeSchema,
+        response: {
+          200: Type.Object({ api_key: ApiKeySchema }),
+          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS),
+        },
+      },
+    },
+    async (request) => {
+      const accountId = accountOf(request);
+      const changes = changesIn(request.body);
+      const key = await limitsChange(() =>
+        setApiKeyLimits(deps.store, request.params.key_id, changes, accountId),
+      );
+      if (!key) throw keyNotFound();
+      return { api_key: toPublicApiKey(key) };
+    },
+  );
+}
+
+/** The limit fields a body names (absent ones stay as they are). */
+function changesIn(body: Partial<PublicLimits>): Partial<PublicLimits> {
+  return Object.fromEntries(
+    (['monthly_video_seconds', 'monthly_budget'] as const)
+      .filter((field) => body[field] !== undefined)
+      .map((field) => [field, body[field]]),
   );
 }

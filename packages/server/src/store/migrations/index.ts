@@ -11,6 +11,7 @@ import * as taskExpiryIndex from './0005-task-expiry-index.js';
 import * as files from './0006-files.js';
 import * as dashboard from './0007-dashboard.js';
 import * as engineRouting from './0008-engine-routing.js';
+import * as usageAndBudgets from './0009-usage-and-budgets.js';
 import * as workers from './0010-workers.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
@@ -22,6 +23,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0006-files': files,
   '0007-dashboard': dashboard,
   '0008-engine-routing': engineRouting,
+  '0009-usage-and-budgets': usageAndBudgets,
   '0010-workers': workers,
 };
 

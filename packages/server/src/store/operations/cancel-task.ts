@@ -5,6 +5,7 @@ import type { Database } from '../database-schema.js';
 import { toTaskRecord } from '../task-row.js';
 import { enqueueDeliveries } from './enqueue-deliveries.js';
 import { getTask } from './get-task.js';
+import { releaseUsage } from './release-usage.js';
 
 export const CANCELLED_MESSAGE = 'The task was cancelled.';
 
@@ -38,6 +39,7 @@ export async function cancelTask(
       .executeTakeFirst();
     if (row) {
       await enqueueDeliveries(trx, [row], now);
+      await releaseUsage(trx, [row.id]);
       return { cancelled: true, task: toTaskRecord(row) };
     }
     const task: TaskRecord | undefined = await getTask(trx, id, scope);

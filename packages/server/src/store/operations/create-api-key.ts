@@ -1,9 +1,12 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../../domain/identifiers.js';
+import { NO_LIMITS } from '../../domain/usage.js';
 import type { ApiKeyRecord, NewApiKey } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
+import { toLimitColumns } from '../task-row.js';
 
 export async function createApiKey(db: Kysely<Database>, key: NewApiKey, now: number): Promise<ApiKeyRecord> {
+  const limits = key.limits ?? NO_LIMITS;
   const id = newId('key');
   await db
     .insertInto('api_keys')
@@ -18,6 +21,7 @@ export async function createApiKey(db: Kysely<Database>, key: NewApiKey, now: nu
       last_used_at: null,
       revoked_at: null,
       expires_at: null,
+      ...toLimitColumns(limits),
     })
     .execute();
   return {
@@ -30,5 +34,6 @@ export async function createApiKey(db: Kysely<Database>, key: NewApiKey, now: nu
     lastUsedAt: null,
     revokedAt: null,
     expiresAt: null,
+    limits,
   };
 }

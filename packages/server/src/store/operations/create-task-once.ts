@@ -2,19 +2,21 @@ import type { Kysely } from 'kysely';
 import type { IdempotentCreation, NewTask } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { millis, toTaskRecord } from '../task-row.js';
-import { createTask } from './create-task.js';
+import { insertTask } from './create-task.js';
 
 /**
  * Creates `task` under an idempotency key, or finds what the key already made: the key's row is inserted
  * first (a primary key per scope and key), so of concurrent creations with one key exactly one inserts it
  * and creates its task; the others wait for that commit and read its row. A row older than `since` is an
- * expired key and is replaced; a row whose task was deleted lets the key be used again.
+ * expired key and is replaced; a row whose task was deleted lets the key be used again. A creation refused by
+ * a budget (`BudgetExceeded`) rolls the key's row back with it.
  */
 export async function createTaskOnce(
   db: Kysely<Database>,
   task: NewTask,
   idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
   now: number,
+  lockRows: boolean,
 ): Promise<IdempotentCreation> {
   return db.transaction().execute(async (trx) => {
     const keyRow = trx
@@ -36,7 +38,7 @@ export async function createTaskOnce(
       .onConflict((oc) => oc.columns(['account_id', 'environment', 'key']).doNothing())
       .returning('task_id')
       .executeTakeFirst();
-    if (inserted) return { outcome: 'created', task: await createTask(trx, task, now) };
+    if (inserted) return { outcome: 'created', task: await insertTask(trx, task, now, lockRows) };
 
     const existing = await keyRow.executeTakeFirstOrThrow();
     const made = await trx
@@ -52,7 +54,7 @@ export async function createTaskOnce(
         .where('environment', '=', task.environment)
         .where('key', '=', idempotency.key)
         .execute();
-      return { outcome: 'created', task: await createTask(trx, task, now) };
+      return { outcome: 'created', task: await insertTask(trx, task, now, lockRows) };
     }
     if (existing.request_hash !== idempotency.requestHash) return { outcome: 'conflict' };
     return { outcome: 'replayed', task: toTaskRecord(made) };

@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../database-schema.js';
 import { enqueueDeliveries } from './enqueue-deliveries.js';
+import { releaseUsage } from './release-usage.js';
 
 export async function failAbandonedTasks(
   db: Kysely<Database>,
@@ -26,6 +27,10 @@ export async function failAbandonedTasks(
       .returningAll()
       .execute();
     await enqueueDeliveries(trx, rows, now);
+    await releaseUsage(
+      trx,
+      rows.map((row) => row.id),
+    );
     return rows.length;
   });
 }

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ApiKeyRotation, NewApiKey } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
-import { toApiKeyRecord } from '../task-row.js';
+import { toApiKeyRecord, toUsageLimits } from '../task-row.js';
 import { createApiKey } from './create-api-key.js';
 
 /**
@@ -13,7 +13,7 @@ export async function rotateApiKey(
   db: Kysely<Database>,
   id: string,
   accountId: string,
-  replacement: Omit<NewApiKey, 'accountId' | 'name' | 'environment'>,
+  replacement: Omit<NewApiKey, 'accountId' | 'name' | 'environment' | 'limits'>,
   graceMs: number,
   now: number,
 ): Promise<ApiKeyRotation | undefined> {
@@ -31,7 +31,8 @@ export async function rotateApiKey(
     await trx.updateTable('api_keys').set(retired).where('id', '=', id).execute();
     const created = await createApiKey(
       trx,
-      { ...replacement, accountId, name: old.name, environment: old.environment },
+      // The replacement carries on the key's limits (its usage starts from nothing: usage is per key id).
+      { ...replacement, accountId, name: old.name, environment: old.environment, limits: toUsageLimits(old) },
       now,
     );
     return { created, previous: toApiKeyRecord({ ...old, ...retired }) };

@@ -1,0 +1,250 @@
+/**
+ * #/usage: video seconds and cost per day and per model over a range (bar charts drawn as inline SVG, each with
+ * a table of the same figures), a CSV download of those rows, and the account's monthly limits.
+ */
+import { api } from './api.js';
+import { announce, h, select } from './dom.js';
+import { describeLimits, limitFields } from './limit-fields.js';
+import { cell, dataTable, errorBox, exclusive, pageHeading } from './ui.js';
+
+const SVG = 'http://www.w3.org/2000/svg';
+const DAY = 86_400;
+
+const RANGES = [
+  ['this-month', 'This month'],
+  ['last-month', 'Last month'],
+  ['7-days', 'Last 7 days'],
+  ['30-days', 'Last 30 days'],
+];
+
+/** [start, end) in Unix seconds for a range of RANGES; months are UTC calendar months, as the API's. */
+function rangeOf(name, now = new Date()) {
+  const year = now.getUTCFullYear();
+  const month = now.getUTCMonth();
+  const seconds = (ms) => Math.floor(ms / 1000);
+  const tomorrow = seconds(Date.UTC(year, month, now.getUTCDate() + 1));
+  if (name === 'last-month')
+    return [seconds(Date.UTC(year, month - 1, 1)), seconds(Date.UTC(year, month, 1))];
+  if (name === '7-days') return [tomorrow - 7 * DAY, tomorrow];
+  if (name === '30-days') return [tomorrow - 30 * DAY, tomorrow];
+  return [seconds(Date.UTC(year, month, 1)), seconds(Date.UTC(year, month + 1, 1))];
+}
+
+function svg(tag, attributes = {}, ...children) {
+  const element = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
+  for (const child of children) element.append(child);
+  return element;
+}
+
+/** Rounds away float noise in sums of amounts (0.1 + 0.2). */
+const amount = (value) => Math.round(value * 1e6) / 1e6;
+
+/**
+ * A bar chart of `bars` ([{ label, value }]): an SVG image whose name says every figure, so the chart alone is
+ * readable by a screen reader; the table after it gives the same figures for everyone.
+ */
+function barChart({ title, unit, bars }) {
+  const width = 640;
+  const barHeight = 22;
+  const gap = 8;
+  const labelWidth = 240;
+  const height = Math.max(1, bars.length) * (barHeight + gap);
+  const max = Math.max(...bars.map((bar) => bar.value), 0) || 1;
+  const summary = bars.map((bar) => `${bar.label}: ${bar.value} ${unit}`).join('; ');
+  const image = svg('svg', {
+    class: 'usage-chart',
+    viewBox: `0 0 ${width} ${height}`,
+    role: 'img',
+    'aria-label': `${title}. ${summary || 'No usage.'}`,
+  });
+  bars.forEach((bar, i) => {
+    const y = i * (barHeight + gap);
+    const length = Math.max(bar.value > 0 ? 2 : 0, ((width - labelWidth - 90) * bar.value) / max);
+    image.append(
+      svg('text', { x: 0, y: y + barHeight * 0.7, class: 'usage-chart-label' }, bar.label),
+      svg('rect', { x: labelWidth, y, width: length, height: barHeight, rx: 3, class: 'usage-chart-bar' }),
+      svg(
+        'text',
+        { x: labelWidth + length + 6, y: y + barHeight * 0.7, class: 'usage-chart-value' },
+        `${bar.value}`,
+      ),
+    );
+  });
+  return h('figure', { class: 'usage-figure' }, h('figcaption', {}, title), image);
+}
+
+function usageTable(caption, keyLabel, report) {
+  const costed = report.currency !== undefined;
+  const columns = [keyLabel, 'Tasks', 'Video seconds', ...(costed ? [`Cost (${report.currency})`] : [])];
+  const rows = report.data.map((bucket) =>
+    h(
+      'tr',
+      {},
+      cell(keyLabel, bucket.key ?? 'dashboard'),
+      cell('Tasks', String(bucket.tasks)),
+      cell('Video seconds', String(bucket.video_seconds)),
+      costed ? cell(columns[3], String(amount(bucket.cost))) : null,
+    ),
+  );
+  return dataTable({ caption, columns, rows, className: 'usage-table' });
+}
+
+/** The rows of both groupings as CSV: `group,key,tasks,video_seconds,cost,currency`. */
+export function usageCsv(byDay, byModel) {
+  const quote = (value) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
+  const lines = ['group,key,tasks,video_seconds,cost,currency'];
+  for (const [group, report] of [
+    ['day', byDay],
+    ['model', byModel],
+  ]) {
+    for (const bucket of report.data) {
+      const cost = bucket.cost === undefined ? '' : String(amount(bucket.cost));
+      lines.push(
+        [group, bucket.key ?? 'dashboard', bucket.tasks, bucket.video_seconds, cost, report.currency ?? '']
+          .map((value) => quote(String(value)))
+          .join(','),
+      );
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function download(filename, text) {
+  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
+  const link = h('a', { href: url, download: filename, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+export async function renderUsage(main, { signal }) {
+  const errors = errorBox();
+  const range = select({ name: 'range', id: 'usage-range' }, RANGES, 'this-month');
+  const csvButton = h(
+    'button',
+    { type: 'button', class: 'button secondary', disabled: true },
+    'Download CSV',
+  );
+  const totalsSlot = h('p', { class: 'usage-totals' });
+  const chartsSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading usage…'));
+  const limitsSlot = h('div');
+  let current = null;
+
+  async function load() {
+    errors.clear();
+    const [start, end] = rangeOf(range.value);
+    const query = (groupBy) => `/v1/usage?group_by=${groupBy}&start=${start}&end=${end}`;
+    try {
+      const [byDay, byModel] = await Promise.all([
+        api(query('day'), { signal }),
+        api(query('model'), { signal }),
+      ]);
+      current = { byDay, byModel, start };
+      showUsage(byDay, byModel);
+      csvButton.disabled = false;
+    } catch (error) {
+      if (!signal.aborted) errors.show(error);
+    }
+  }
+
+  function showUsage(byDay, byModel) {
+    const { totals, currency } = byDay;
+    totalsSlot.replaceChildren(
+      `${totals.tasks} completed tasks, ${totals.video_seconds} video seconds`,
+      currency ? `, ${amount(totals.cost)} ${currency}` : '',
+      totals.reserved.tasks > 0
+        ? ` (and ${totals.reserved.tasks} running, ${totals.reserved.video_seconds} s reserved)`
+        : '',
+      '. Failed and cancelled tasks cost nothing.',
+    );
+    const charts = [];
+    const bars = (report, measure) =>
+      report.data.map((bucket) => ({
+        label: bucket.key ?? 'dashboard',
+        value: measure === 'cost' ? amount(bucket.cost ?? 0) : bucket.video_seconds,
+      }));
+    charts.push(barChart({ title: 'Video seconds per day', unit: 's', bars: bars(byDay, 'seconds') }));
+    if (currency)
+      charts.push(
+        barChart({ title: `Cost per day (${currency})`, unit: currency, bars: bars(byDay, 'cost') }),
+      );
+    charts.push(usageTable('Usage per day', 'Day', byDay));
+    charts.push(barChart({ title: 'Video seconds per model', unit: 's', bars: bars(byModel, 'seconds') }));
+    if (currency) {
+      charts.push(
+        barChart({ title: `Cost per model (${currency})`, unit: currency, bars: bars(byModel, 'cost') }),
+      );
+    }
+    charts.push(usageTable('Usage per model', 'Model', byModel));
+    chartsSlot.replaceChildren(...charts);
+    chartsSlot.removeAttribute('aria-busy');
+  }
+
+  function showLimits(answer) {
+    const inputs = limitFields(answer.limits);
+    const save = h('button', { type: 'submit', class: 'button' }, 'Save limits');
+    const { used, reserved } = answer.this_month;
+    const form = h(
+      'form',
+      { class: 'card inline-form', 'aria-labelledby': 'limits-heading' },
+      h('h2', { id: 'limits-heading' }, 'Account limits'),
+      h(
+        'p',
+        {},
+        `Now: ${describeLimits(answer.limits, answer.currency)}. This month, in every environment: `,
+        `${used.video_seconds} video seconds used and ${reserved.video_seconds} reserved`,
+        answer.currency ? `, ${amount(used.cost)} ${answer.currency} spent` : '',
+        '. Limits reset ',
+        h(
+          'time',
+          { datetime: new Date(answer.resets_at * 1000).toISOString() },
+          new Date(answer.resets_at * 1000).toISOString().slice(0, 10),
+        ),
+        ' (UTC).',
+      ),
+      h('div', { class: 'form-row' }, inputs.fields),
+      h('div', { class: 'actions' }, save),
+    );
+    form.addEventListener(
+      'submit',
+      exclusive(async (event) => {
+        event.preventDefault();
+        errors.clear();
+        try {
+          showLimits(await api('/dashboard/api/limits', { method: 'POST', json: inputs.read() }));
+          announce('Account limits saved.');
+        } catch (error) {
+          errors.show(error);
+        }
+      }),
+    );
+    limitsSlot.replaceChildren(form);
+  }
+
+  range.addEventListener('change', load);
+  csvButton.addEventListener('click', () => {
+    if (!current) return;
+    const day = new Date(current.start * 1000).toISOString().slice(0, 10);
+    download(`videogen-usage-${range.value}-${day}.csv`, usageCsv(current.byDay, current.byModel));
+  });
+
+  main.replaceChildren(
+    ...pageHeading(
+      'Usage',
+      'Video seconds and cost of the completed tasks of this environment, by the day (UTC) they were created and by model.',
+    ),
+    errors,
+    h('div', { class: 'usage-controls' }, h('label', { for: 'usage-range' }, 'Range'), range, csvButton),
+    totalsSlot,
+    chartsSlot,
+    limitsSlot,
+  );
+  await load();
+  try {
+    showLimits(await api('/dashboard/api/limits', { signal }));
+  } catch (error) {
+    if (!signal.aborted) errors.show(error);
+  }
+}
