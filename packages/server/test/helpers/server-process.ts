@@ -15,6 +15,8 @@ export interface ServerProcess {
   stdout(): string;
   /** The development key a first start prints, if it printed one. */
   printedKey(): string | undefined;
+  /** The development key a first start prints, once printed (it follows the "serving" line). */
+  firstKey(timeoutMs?: number): Promise<string>;
   /** Sends SIGTERM and waits for the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
@@ -67,6 +69,23 @@ export async function startServer(
     url,
     stdout: () => out,
     printedKey: () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1],
+    firstKey: (timeoutMs = 30_000) =>
+      new Promise<string>((resolve, reject) => {
+        const found = () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1];
+        const check = () => {
+          const key = found();
+          if (!key) return;
+          clearTimeout(timer);
+          child.stdout?.off('data', check);
+          resolve(key);
+        };
+        const timer = setTimeout(() => {
+          child.stdout?.off('data', check);
+          reject(new Error(`no key printed in time:\n${out}`));
+        }, timeoutMs);
+        child.stdout?.on('data', check);
+        check();
+      }),
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       // 'close' rather than 'exit': the log lines a test reads afterwards must all have arrived.
