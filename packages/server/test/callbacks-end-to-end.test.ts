@@ -80,7 +80,7 @@ describe('callbacks end to end', () => {
     const env = serverEnv(dataDir);
     const server = await startServer(env);
     try {
-      const key = server.printedKey();
+      const key = await server.firstKey();
       assert.ok(key);
       const api = new Api(server.url, key);
       const printed = await runCli(['webhooks', 'secret'], env);
@@ -131,7 +131,7 @@ describe('callbacks end to end', () => {
     const env = serverEnv(join(workDir, 'kill-pending'));
     const hook = await receiver([{ status: 503 }]);
     const first = await startServer(env);
-    const key = first.printedKey();
+    const key = await first.firstKey();
     assert.ok(key);
     let api = new Api(first.url, key);
     const { body: task } = await api.create({ ...FAST, callback_url: hook.url });
@@ -175,7 +175,7 @@ describe('callbacks end to end', () => {
     const env = serverEnv(join(workDir, 'kill-in-flight'), { VIDEOGEN_WEBHOOK_TIMEOUT_SECONDS: '1' });
     const hook = await receiver([{ status: 200, hang: true }]);
     const first = await startServer(env);
-    const key = first.printedKey();
+    const key = await first.firstKey();
     assert.ok(key);
     const { body: task } = await new Api(first.url, key).create({ ...FAST, callback_url: hook.url });
     await until(async () => (completedOf(hook).length === 1 ? true : undefined), 60_000, 'the first attempt');

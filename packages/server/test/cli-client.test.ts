@@ -32,7 +32,7 @@ describe('videogen generate and tasks (API client commands)', () => {
     workDir = await mkdtemp(join(tmpdir(), 'videogen-cli-client-'));
     const dataDir = join(workDir, 'data');
     server = await startServer(serverEnv(dataDir));
-    const apiKey = server.printedKey();
+    const apiKey = await server.firstKey();
     assert.ok(apiKey, 'the first start printed a key');
     env = { ...serverEnv(dataDir), VIDEOGEN_URL: server.url, VIDEOGEN_API_KEY: apiKey };
   });

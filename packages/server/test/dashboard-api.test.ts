@@ -596,7 +596,7 @@ describe('videogen accounts create', () => {
     const fresh = await mkdtemp(join(tmpdir(), 'videogen-first-'));
     const server = await startServer(serverEnv(fresh));
     try {
-      const key = server.printedKey();
+      const key = await server.firstKey();
       assert.ok(key);
       const command = /npx videogen accounts create --email you@example\.com --account (acct_\w+)/.exec(
         server.stdout(),

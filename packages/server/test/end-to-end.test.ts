@@ -55,7 +55,7 @@ before(async () => {
     '/notes.txt': await file('notes.txt', 'image/png'),
   });
   server = await startServer(serverEnv(dataDir, { VIDEOGEN_WORKER_CONCURRENCY: '2' }));
-  const printed = server.printedKey();
+  const printed = await server.firstKey();
   assert.ok(printed, `the first start prints a development key:\n${server.stdout()}`);
   firstKey = printed;
   assert.match(server.stdout(), /curl -s http:\/\/127\.0\.0\.1:\d+\/v1\/videos\/generations/);
@@ -341,7 +341,7 @@ describe('crashes and restarts', () => {
     const crashDir = join(workDir, 'crash-data');
     const env = serverEnv(crashDir, { VIDEOGEN_LEASE_SECONDS: '2' });
     const first = await startServer(env);
-    const key = first.printedKey();
+    const key = await first.firstKey();
     assert.ok(key);
     let client = new Api(first.url, key);
     const created = await client.create({
@@ -374,7 +374,7 @@ describe('crashes and restarts', () => {
     const drainDir = join(workDir, 'drain-data');
     const env = serverEnv(drainDir, { VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0' });
     const running = await startServer(env);
-    const key = running.printedKey();
+    const key = await running.firstKey();
     assert.ok(key);
     const client = new Api(running.url, key);
     const created = await client.create({

@@ -90,7 +90,7 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 describe('engines chosen per model ID', () => {
   it('render each model ID with its engine, and leave unmapped model IDs to other workers', async () => {
     server = await startServer(env());
-    const key = server.printedKey();
+    const key = await server.firstKey();
     assert.ok(key);
     const api = new Api(server.url, key);
     const request = { prompt: 'a "quoted" prompt; $(not a shell)', duration: 4, quality: '480p' as const };

@@ -251,7 +251,7 @@ describe('exec engine: a videogen worker killed mid-command', () => {
     );
     const server = await startServer(serverEnv(join(dir, 'serve-data'), { VIDEOGEN_ENGINES_FILE: engines }));
     try {
-      const key = server.printedKey();
+      const key = await server.firstKey();
       assert.ok(key);
       const created = await new Api(server.url, key).create({
         model: 'videogen-2.0-text-to-video',

@@ -162,7 +162,7 @@ before(async () => {
       VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '1',
     }),
   );
-  const printed = upstream.printedKey();
+  const printed = await upstream.firstKey();
   assert.ok(printed, 'the upstream printed its first key');
   key = printed;
   await mkdir(join(dir, 'assets'), { recursive: true });

@@ -22,7 +22,7 @@ before(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'videogen-roles-'));
   hook = await startWebhookReceiver();
   apiServer = await startServer(serverEnv(join(workDir, 'data')), 30_000, ['serve', '--role', 'api']);
-  const key = apiServer.printedKey();
+  const key = await apiServer.firstKey();
   assert.ok(key, 'an API process prints the first key');
   api = new Api(apiServer.url, key);
 });
