@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { MAX_PRESIGN_SECONDS, openS3Storage, parseS3Url, S3Storage } from '../src/storage/s3-storage.js';
 import { type S3TestServer, startS3Server } from './helpers/s3-server.js';
 import { storageConformance } from './storage-conformance.js';
@@ -161,6 +161,33 @@ describe('S3Storage', () => {
       /kept \d+ bytes for the 100000-byte object .*AWS_REQUEST_CHECKSUM_CALCULATION=when_required/,
     );
     assert.equal(await storage.stat(key), undefined);
+  });
+});
+
+describe('S3Storage with two writers of one key', () => {
+  it("keeps the other writer's object when it lands between this put and its check", async () => {
+    // Two runs of one task (the first lost its lease) store the same result key: the later must win, and the
+    // earlier must neither fail nor delete it.
+    const key = `results/${randomBytes(4).toString('hex')}.mp4`;
+    const other = new S3Storage({ bucket: s3.bucket, prefix: 'race', client });
+    const otherBytes = randomBytes(70_000);
+    const otherFile = await sourceFile(otherBytes);
+    let raced = false;
+    const racing: S3Client = Object.create(client);
+    racing.send = (async (command: Parameters<S3Client['send']>[0]) => {
+      const answer = await client.send(command as PutObjectCommand);
+      if (command instanceof PutObjectCommand && !raced) {
+        raced = true;
+        await other.putFile(key, otherFile, 'video/mp4');
+      }
+      return answer;
+    }) as S3Client['send'];
+    const first = new S3Storage({ bucket: s3.bucket, prefix: 'race', client: racing });
+    await first.putFile(key, await sourceFile(randomBytes(100_000)), 'video/mp4');
+    assert.ok(raced);
+    assert.equal((await first.stat(key))?.size, 70_000);
+    const stored = Buffer.concat(await (await first.read(key)).toArray());
+    assert.ok(stored.equals(otherBytes), "the later writer's video is there, whole");
   });
 });
 

@@ -226,9 +226,10 @@ export class S3Storage implements Storage {
     const handle = await open(localPath, 'r');
     const body = handle.createReadStream();
     let size: number;
+    let etag: string | undefined;
     try {
       size = (await handle.stat()).size;
-      await this.#client.send(
+      ({ ETag: etag } = await this.#client.send(
         new PutObjectCommand({
           Bucket: this.bucket,
           Key: objectKey,
@@ -236,12 +237,15 @@ export class S3Storage implements Storage {
           ContentLength: size,
           ContentType: contentType,
         }),
-      );
+      ));
     } finally {
       // Closes the file if the request ended before reading it all.
       body.destroy();
     }
-    const stored = await this.stat(key);
+    const stored = await this.#head(objectKey);
+    // Another writer of the same key (a run of the same task whose lease ran out) may have put its own object
+    // since: that one is not this put's to judge, and deleting it would lose a good video.
+    if (stored && etag !== undefined && stored.etag !== undefined && stored.etag !== etag) return;
     if (stored?.size !== size) {
       await this.delete(key);
       throw new Error(
@@ -253,7 +257,11 @@ export class S3Storage implements Storage {
   }
 
   async stat(key: string): Promise<StoredObject | undefined> {
-    const objectKey = this.#objectKey(key);
+    const head = await this.#head(this.#objectKey(key));
+    return head && { size: head.size, contentType: head.contentType, modifiedAt: head.modifiedAt };
+  }
+
+  async #head(objectKey: string): Promise<(StoredObject & { etag: string | undefined }) | undefined> {
     try {
       const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: objectKey }));
       if (head.ContentLength === undefined || head.LastModified === undefined) {
@@ -263,6 +271,7 @@ export class S3Storage implements Storage {
         size: head.ContentLength,
         contentType: head.ContentType ?? 'application/octet-stream',
         modifiedAt: head.LastModified.getTime(),
+        etag: head.ETag,
       };
     } catch (error) {
       if (isMissingKey(error)) return undefined;
