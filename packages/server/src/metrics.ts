@@ -30,6 +30,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly httpInFlight = new Gauge({
+    name: 'videogen_http_requests_in_flight',
+    help: 'Requests this process is answering, by route (event streams and Prefer: wait answers stay open).',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
+
+  readonly eventStreamsOpen = new Gauge({
+    name: 'videogen_event_streams_open',
+    help: 'Task event streams of this process still watching their task (each polls the store until it ends).',
+    registers: [this.registry],
+  });
+
   readonly renderDuration = new Histogram({
     name: 'videogen_task_run_duration_seconds',
     help: 'Time from claim to completion of the tasks this process ran, by model.',

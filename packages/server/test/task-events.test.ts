@@ -77,7 +77,21 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Checks `condition` until it holds: a wait for something that happens, never a wait to see nothing happen. */
+async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** A value of the server's /metrics (0 when the series is absent). */
+async function metric(url: string, series: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}
 
 let server: TestService;
 let api: Api;
@@ -195,18 +209,17 @@ describe('GET /v1/tasks/{task_id}/events', () => {
   it('stops polling the store when the client disconnects', async () => {
     const { body: long } = await api.create(LONG);
     const reads = countReads(long.id);
+    const open = 'videogen_event_streams_open';
+    const before = await metric(server.url, open);
     try {
       const client = new AbortController();
       const stream = await openStream(`${server.url}/v1/tasks/${long.id}/events`, key, client.signal);
-      await sleep(700);
-      assert.ok(stream.events.length >= 1);
-      assert.ok(reads.count >= 2, `only ${reads.count} reads while streaming`);
+      await until(() => stream.events.length >= 1 && reads.count >= 2, 'the stream polling the task');
+      assert.equal(await metric(server.url, open), before + 1);
       client.abort();
       await stream.ended.catch(() => {});
-      await sleep(400);
-      const afterClose = reads.count;
-      await sleep(1000);
-      assert.equal(reads.count, afterClose, 'still polling after the client left');
+      // The gauge drops once the stream's loop over the task has returned: it reads nothing after that.
+      await until(async () => (await metric(server.url, open)) === before, 'the watch ending');
     } finally {
       reads.restore();
       await api.request('POST', `/v1/tasks/${long.id}/cancel`);
@@ -272,11 +285,12 @@ describe('watchTask', () => {
     setTimeout(() => stop.abort(), 50);
     for await (const task of watchTask(async () => ({ status: 'processing' as const, progress: 5 }), {
       signal: stop.signal,
-      intervalMs: 1000,
+      intervalMs: 600_000,
     }))
       running.push(task.progress);
     assert.deepEqual(running, [5]);
-    assert.ok(Date.now() - started < 500, 'the abort interrupts the sleep');
+    // Bounds are far from any machine's speed: without the abort the loop would sleep 10 minutes.
+    assert.ok(Date.now() - started < 60_000, 'the abort interrupts the sleep');
   });
 });
 
@@ -328,8 +342,8 @@ describe('Prefer: wait', () => {
     try {
       assert.equal(created.status, 200);
       assert.equal(created.headers.get('preference-applied'), 'wait=1');
-      assert.ok(took >= 950 && took < 2500, `answered after ${took} ms`);
-      assert.ok(!FINAL.has(created.body.status), created.body.status);
+      assert.ok(took >= 950, `answered after ${took} ms`);
+      assert.ok(!FINAL.has(created.body.status), 'answered when the wait ran out, not at the end');
 
       started = Date.now();
       const queried = await api.request<PublicTask>('GET', `/v1/tasks/${created.body.id}`, {
@@ -338,18 +352,15 @@ describe('Prefer: wait', () => {
       took = Date.now() - started;
       assert.equal(queried.status, 200);
       assert.equal(queried.headers.get('preference-applied'), 'wait=1');
-      assert.ok(took >= 950 && took < 2500, `answered after ${took} ms`);
-      assert.ok(!FINAL.has(queried.body.status), queried.body.status);
+      assert.ok(took >= 950, `answered after ${took} ms`);
+      assert.ok(!FINAL.has(queried.body.status), 'answered when the wait ran out, not at the end');
 
-      // A malformed preference is ignored: the answer comes at once, without Preference-Applied.
-      started = Date.now();
+      // A malformed preference is ignored: the answer comes without Preference-Applied.
       const ignored = await api.request<PublicTask>('GET', `/v1/tasks/${created.body.id}`, {
         headers: { prefer: 'wait=soon' },
       });
-      took = Date.now() - started;
       assert.equal(ignored.status, 200);
       assert.equal(ignored.headers.get('preference-applied'), null);
-      assert.ok(took < 500, `answered after ${took} ms`);
     } finally {
       await api.request('POST', `/v1/tasks/${created.body.id}/cancel`);
     }
@@ -371,18 +382,18 @@ describe('Prefer: wait', () => {
       headers: { prefer: 'respond-async, wait=600' },
     });
     assert.equal(again.headers.get('preference-applied'), 'wait=60');
-    assert.ok(Date.now() - started < 500);
+    assert.ok(Date.now() - started < 30_000, 'not held for the 60 s wait');
     assert.deepEqual(again.body, queried.body);
   });
 
   it('answers 404 at once for an unknown task, wait or not', async () => {
     const started = Date.now();
     const unknown = await api.request<ErrorBody>('GET', '/v1/tasks/task-unified-00000000000000000000000000', {
-      headers: { prefer: 'wait=5' },
+      headers: { prefer: 'wait=60' },
     });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.error.code, 'task_not_found');
-    assert.ok(Date.now() - started < 500);
+    assert.ok(Date.now() - started < 30_000, 'not held for the 60 s wait');
   });
 });
 
@@ -396,15 +407,22 @@ describe('shutdown', () => {
       const { body: task } = await new Api(own.url, ownKey).create(FAST);
       const stream = await openStream(`${own.url}/v1/tasks/${task.id}/events`, ownKey);
       const waiting = new Api(own.url, ownKey).request<PublicTask>('GET', `/v1/tasks/${task.id}`, {
-        headers: { prefer: 'wait=30' },
+        headers: { prefer: 'wait=60' },
       });
-      await sleep(500);
-      const started = Date.now();
-      await within(own.close(), 10_000, 'closing the server');
+      const inFlight = (route: string) =>
+        metric(own.url, `videogen_http_requests_in_flight{route="${route}"}`);
+      await until(
+        async () =>
+          stream.events.length === 1 &&
+          (await inFlight('/v1/tasks/:task_id/events')) === 1 &&
+          (await inFlight('/v1/tasks/:task_id')) === 1,
+        'the stream and the wait being answered',
+      );
+      // Well under the 60 s the wait asked for: the close answers it rather than waiting it out.
+      await within(own.close(), 30_000, 'closing the server');
       closed = true;
-      assert.ok(Date.now() - started < 5000, `the close took ${Date.now() - started} ms`);
 
-      await within(stream.ended, 1000, 'the stream');
+      await within(stream.ended, 30_000, 'the stream');
       assert.deepEqual(
         tasksOf(stream).map((t) => t.status),
         ['pending'],

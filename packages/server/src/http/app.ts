@@ -160,6 +160,9 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
+    const route = { route: request.routeOptions.url ?? 'unmatched' };
+    deps.metrics.httpInFlight.inc(route);
+    reply.raw.once('close', () => deps.metrics.httpInFlight.dec(route));
     // onResponse runs only for answers sent to their end: one the client cut off (an event stream it stopped
     // reading, an abandoned download) gets its line here.
     reply.raw.once('close', () => {
@@ -207,7 +210,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       );
       generationRoutes(routes, { tasks: api.tasks, authenticate, maxBodyBytes: deps.maxBodyBytes });
       taskRoutes(routes, { tasks: api.tasks, authenticate });
-      taskEventRoutes(routes, { tasks: api.tasks, authenticate });
+      taskEventRoutes(routes, { tasks: api.tasks, authenticate, metrics: deps.metrics });
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
       if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });

@@ -5,6 +5,7 @@
 import { PassThrough } from 'node:stream';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import type { Metrics } from '../../metrics.js';
 import type { TaskService } from '../../task-service.js';
 import { watchTask } from '../../task-watch.js';
 import { answerSignal, closingSignal } from '../answer-signal.js';
@@ -22,7 +23,12 @@ export const KEEP_ALIVE_MS = 15_000;
  */
 export function eventStream(
   events: AsyncIterable<unknown>,
-  options: { keepAliveMs: number; onError: (error: unknown) => void },
+  options: {
+    keepAliveMs: number;
+    onError: (error: unknown) => void;
+    /** Once `events` is done: it reads nothing more. */
+    onEnd?: () => void;
+  },
 ): PassThrough {
   const stream = new PassThrough();
   const write = (text: string) => {
@@ -41,6 +47,7 @@ export function eventStream(
     } finally {
       clearInterval(keepAlive);
       if (!stream.destroyed) stream.end();
+      options.onEnd?.();
     }
   })();
   return stream;
@@ -48,7 +55,7 @@ export function eventStream(
 
 export function taskEventRoutes(
   app: FastifyInstance,
-  deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler },
+  deps: { tasks: TaskService; authenticate: preHandlerAsyncHookHandler; metrics?: Metrics },
 ) {
   const closing = closingSignal(app);
   app.get<{ Params: { task_id: string } }>(
@@ -91,9 +98,11 @@ export function taskEventRoutes(
       // Read before answering, so an unknown task is the usual 404 with a JSON body.
       const first = await load();
       const snapshots = watchTask(load, { first, signal: answerSignal(reply, closing) });
+      deps.metrics?.eventStreamsOpen.inc();
       const stream = eventStream(snapshots, {
         keepAliveMs: KEEP_ALIVE_MS,
         onError: (error) => request.log.error({ err: error }, 'task event stream failed'),
+        onEnd: () => deps.metrics?.eventStreamsOpen.dec(),
       });
       // Sent as a stream, not hijacked: Fastify writes the headers set so far (x-request-id, RateLimit-*),
       // ends the response when the stream ends, and then runs onResponse (the request's log line, metrics).
