@@ -2,17 +2,20 @@
  * The dashboard in a real browser (Debian's Chromium through playwright-core), against the whole service in
  * this process: signing in, the cookie's flags and CSRF, keys created on the page and used through the API,
  * revocation and rotation as the API sees them, the playground run to a playing video, the tasks pages with
- * live status and callback deliveries, the webhook secret verifying a real callback, a phone-width screen,
- * labels and keyboard use. The same run writes the screenshots in docs/images/dashboard/.
+ * live status and callback deliveries, the Usage page's charts, tables and CSV against the tasks and
+ * GET /v1/usage, account and key limits that make creations past them 402, the webhook secret verifying a real
+ * callback, a phone-width screen, labels and keyboard use. The same run writes the screenshots in
+ * docs/images/dashboard/.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { createOwnerAccount } from '../src/accounts.js';
+import { MODEL_IDS } from '../src/domain/models.js';
 import type { PublicTask } from '../src/domain/task.js';
 import type { PublicModel, PublicModelList } from '../src/model-list.js';
 import {
@@ -56,6 +59,13 @@ declare function getComputedStyle(element: PageElement): { outlineStyle: string;
 const EMAIL = 'owner@example.com';
 const PASSWORD = 'correct horse battery staple';
 const RENDER_TIMEOUT_MS = 120_000;
+const FAST_TEXT = 'videogen-2.0-fast-text-to-video';
+/** The prices of this suite's engines file (per second of video), so that the Usage page has costs to show. */
+const PRICES: Readonly<Record<string, Readonly<Record<string, number>>>> = {
+  [FAST_TEXT]: { '480p': 0.05, '720p': 0.1 },
+  'videogen-2.0-fast-image-to-video': { '480p': 0.125 },
+};
+const CURRENCY = 'USD';
 
 interface FetchAnswer {
   status: number;
@@ -154,6 +164,54 @@ function curlBody(command: string): unknown {
   return JSON.parse(match[1].replaceAll("'\\''", "'"));
 }
 
+/** One bucket of a usage report, as the Usage page shows it. */
+interface UsageRow {
+  key: string;
+  tasks: number;
+  video_seconds: number;
+  cost: number;
+}
+
+/**
+ * The usage of `tasks` worked out from the tasks themselves: the completed ones' `duration`, and their cost at
+ * PRICES, summed per `keyOf` in key order (as `GET /v1/usage` orders its buckets).
+ */
+function usageOf(tasks: readonly PublicTask[], keyOf: (task: PublicTask) => string): UsageRow[] {
+  const rows = new Map<string, UsageRow & { micros: number }>();
+  for (const task of tasks.filter((t) => t.status === 'completed')) {
+    const key = keyOf(task);
+    const row = rows.get(key) ?? { key, tasks: 0, video_seconds: 0, cost: 0, micros: 0 };
+    const price = PRICES[task.model]?.[task.quality] ?? 0;
+    row.tasks += 1;
+    row.video_seconds += task.duration;
+    row.micros += Math.round(price * 1e6) * task.duration;
+    rows.set(key, row);
+  }
+  return [...rows.values()]
+    .sort((a, b) => (a.key < b.key ? -1 : 1))
+    .map(({ micros, ...row }) => ({ ...row, cost: micros / 1e6 }));
+}
+
+/** `YYYY-MM-DD` (UTC) of Unix seconds. */
+function utcDay(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().slice(0, 10);
+}
+
+/** The start of the UTC month `offset` months from now's, in Unix seconds. */
+function monthStart(offset = 0): number {
+  const now = new Date();
+  return Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + offset, 1) / 1000;
+}
+
+/** The message of a creation refused for a monthly limit of video seconds (as docs/api.md "Budgets" has it). */
+function secondsLimitMessage(whose: 'account' | 'API key', limit: number, used: number, needed: number) {
+  const resets = `${new Date(monthStart(1) * 1000).toISOString().slice(0, 19)}Z`;
+  return (
+    `This ${whose}'s monthly limit of ${limit} video seconds would be exceeded: ${used} s used or reserved ` +
+    `this month, this task needs ${needed} s; the limit resets ${resets}.`
+  );
+}
+
 const chromiumInstalled = await chromiumSuite();
 
 describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, () => {
@@ -170,14 +228,23 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
   let calledBack: PublicTask;
 
   before(async () => {
-    server = await startTestService({ VIDEOGEN_WORKER_CONCURRENCY: '1' });
+    fixtures = await mkdtemp(join(tmpdir(), 'videogen-dashboard-'));
+    // Every model on the local engine, as without an engines file, plus prices. JSON is YAML.
+    const enginesFile = join(fixtures, 'engines.yaml');
+    await writeFile(
+      enginesFile,
+      JSON.stringify({
+        models: Object.fromEntries(MODEL_IDS.map((id) => [id, 'local'])),
+        prices: { currency: CURRENCY, models: PRICES },
+      }),
+    );
+    server = await startTestService({ VIDEOGEN_WORKER_CONCURRENCY: '1', VIDEOGEN_ENGINES_FILE: enginesFile });
     const { accountId } = await createOwnerAccount(server.service.store, {
       email: EMAIL,
       password: PASSWORD,
     });
     developmentKey = (await server.newKey('development', accountId)).key;
     receiver = await startWebhookReceiver();
-    fixtures = await mkdtemp(join(tmpdir(), 'videogen-dashboard-'));
     browser = await launchChromium();
     context = await newDashboardContext(browser, { width: 1280, height: 900 });
     page = watchPage(await context.newPage(), server.url, problems);
@@ -729,6 +796,404 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     assert.equal(await page.locator('#production-banner').isVisible(), false);
   });
 
+  it('shows usage per day and per model, with charts and tables, over a chosen range, and downloads it as CSV', async () => {
+    // Every task of the environment has ended (the test before waited for it): the usage is settled.
+    const listed = await withKey(server.url, developmentKey, '/v1/tasks?limit=100');
+    const tasks = listed.body.data as PublicTask[];
+    const completed = tasks.filter((t) => t.status === 'completed');
+    assert.ok(completed.length >= 4, `completed: ${completed.length} of ${tasks.length}`);
+    const byDay = usageOf(tasks, (t) => utcDay(t.created_at));
+    const byModel = usageOf(tasks, (t) => t.model);
+    const [total] = usageOf(tasks, () => 'total');
+    assert.ok(total);
+    assert.equal(byModel.length, 2, 'fast text and fast image, at different prices');
+    // GET /v1/usage, as a program reads it with a key, gives the same figures.
+    for (const [groupBy, expected] of [
+      ['day', byDay],
+      ['model', byModel],
+    ] as const) {
+      const report = await withKey(server.url, developmentKey, `/v1/usage?group_by=${groupBy}`);
+      assert.equal(report.status, 200);
+      assert.equal(report.body.currency, CURRENCY);
+      const buckets = report.body.data as (UsageRow & { reserved: { tasks: number } })[];
+      assert.deepEqual(
+        buckets.map(({ key, tasks, video_seconds, cost }) => ({ key, tasks, video_seconds, cost })),
+        expected,
+      );
+      const { reserved, ...totals } = report.body.totals as Omit<UsageRow, 'key'> & {
+        reserved: { tasks: number };
+      };
+      assert.deepEqual({ key: 'total', ...totals }, total);
+      assert.equal(reserved.tasks, 0);
+    }
+
+    await openPage(page, 'Usage');
+    const chart = (label: string) => page.getByRole('img', { name: label, exact: true });
+    const secondsLabel = (title: string, rows: UsageRow[]) =>
+      `${title}. ${rows.map((row) => `${row.key}: ${row.video_seconds} s`).join('; ')}`;
+    const costLabel = (title: string, rows: UsageRow[]) =>
+      `${title}. ${rows.map((row) => `${row.key}: ${row.cost} ${CURRENCY}`).join('; ')}`;
+    const totalsText = (row: Omit<UsageRow, 'key'>) =>
+      `${row.tasks} completed tasks, ${row.video_seconds} video seconds, ${row.cost} ${CURRENCY}. ` +
+      'Failed and cancelled tasks cost nothing.';
+    const usageShown = async (day: UsageRow[], model: UsageRow[], sum: Omit<UsageRow, 'key'>) => {
+      // After a change of range the former charts stay until the new answer replaces them: wait for the figures.
+      await chart(secondsLabel('Video seconds per day', day)).waitFor();
+      await chart(secondsLabel('Video seconds per model', model)).waitFor();
+      assert.equal(await text(page.locator('.usage-totals')), totalsText(sum));
+    };
+    await usageShown(byDay, byModel, total);
+    await chart(costLabel(`Cost per day (${CURRENCY})`, byDay)).waitFor();
+    await chart(costLabel(`Cost per model (${CURRENCY})`, byModel)).waitFor();
+
+    // One bar per bucket, labelled with its key and its figure, its length (a share of the width) in proportion
+    // to the figure.
+    for (const [label, rows, figure] of [
+      [secondsLabel('Video seconds per day', byDay), byDay, 'video_seconds'],
+      [secondsLabel('Video seconds per model', byModel), byModel, 'video_seconds'],
+      [costLabel(`Cost per model (${CURRENCY})`, byModel), byModel, 'cost'],
+    ] as const) {
+      const svg = chart(label);
+      assert.deepEqual(
+        await svg.locator('.usage-chart-label').allTextContents(),
+        rows.map((row) => row.key),
+      );
+      assert.deepEqual(
+        await svg.locator('.usage-chart-value').allTextContents(),
+        rows.map((row) => String(row[figure])),
+      );
+      const widths = await svg
+        .locator('rect.usage-chart-bar')
+        .evaluateAll((bars) => bars.map((bar) => bar.getAttribute('width') as string));
+      assert.ok(
+        widths.every((width) => width.endsWith('%')),
+        widths.join(),
+      );
+      const shares = widths.map((width) => Number.parseFloat(width));
+      assert.equal(shares.length, rows.length);
+      const largest = Math.max(...rows.map((row) => row[figure]));
+      const longest = Math.max(...shares);
+      rows.forEach((row, i) => {
+        assert.ok(
+          Math.abs((shares[i] ?? 0) - (longest * row[figure]) / largest) < 0.01,
+          `${label}: ${widths}`,
+        );
+      });
+    }
+    // The tables give the same figures.
+    const tableRows = (name: string) =>
+      page
+        .getByRole('region', { name })
+        .locator('tbody tr')
+        .evaluateAll((rows) =>
+          rows.map((row) => [...row.querySelectorAll('td')].map((td) => td.textContent as string)),
+        );
+    const asCells = (rows: UsageRow[]) =>
+      rows.map((row) => [row.key, String(row.tasks), String(row.video_seconds), String(row.cost)]);
+    assert.deepEqual(await tableRows('Usage per day'), asCells(byDay));
+    assert.deepEqual(await tableRows('Usage per model'), asCells(byModel));
+    assert.deepEqual(
+      await page.getByRole('region', { name: 'Usage per model' }).locator('th').allTextContents(),
+      ['Model', 'Tasks', 'Video seconds', `Cost (${CURRENCY})`],
+    );
+
+    // Another range asks the API for that range and redraws everything.
+    const range = page.getByLabel('Range', { exact: true });
+    const asked = () =>
+      page
+        .waitForRequest((request) => {
+          const url = new URL(request.url());
+          return url.pathname === '/v1/usage' && url.searchParams.get('group_by') === 'day';
+        })
+        .then((request) => Object.fromEntries(new URL(request.url()).searchParams));
+    let request = asked();
+    await range.selectOption('Last month');
+    assert.deepEqual(await request, {
+      group_by: 'day',
+      start: String(monthStart(-1)),
+      end: String(monthStart()),
+    });
+    await page.getByText('No tasks were created in this range.').waitFor();
+    assert.equal(await page.getByRole('img').count(), 0, 'no empty charts');
+    assert.equal(await page.getByRole('region', { name: 'Usage per day' }).count(), 0, 'nor empty tables');
+    assert.equal(
+      await text(page.locator('.usage-totals')),
+      totalsText({ tasks: 0, video_seconds: 0, cost: 0 }),
+    );
+
+    request = asked();
+    await range.selectOption('Last 7 days');
+    const tomorrow = Math.floor(Date.now() / 86_400_000 + 1) * 86_400;
+    assert.deepEqual(await request, {
+      group_by: 'day',
+      start: String(tomorrow - 7 * 86_400),
+      end: String(tomorrow),
+    });
+    await usageShown(byDay, byModel, total);
+
+    // An answer that comes after a later range's does not replace it: last month's is held back here.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const heldBack = '**/v1/usage?*';
+    await page.route(heldBack, async (route) => {
+      if (new URL(route.request().url()).searchParams.get('start') === String(monthStart(-1))) await held;
+      await route.continue();
+    });
+    try {
+      await range.selectOption('Last month');
+      await range.selectOption('This month');
+      await usageShown(byDay, byModel, total);
+      const lastMonthAnswered = Promise.all(
+        ['day', 'model'].map((groupBy) =>
+          page.waitForEvent('requestfinished', (finished) => {
+            const url = new URL(finished.url());
+            return (
+              url.pathname === '/v1/usage' &&
+              url.searchParams.get('group_by') === groupBy &&
+              url.searchParams.get('start') === String(monthStart(-1))
+            );
+          }),
+        ),
+      );
+      release();
+      await lastMonthAnswered;
+    } finally {
+      await page.unroute(heldBack);
+    }
+    // A round trip of the page's own after the late answer arrived: by then the page has dealt with it.
+    assert.equal((await fetchInPage(page, '/dashboard/api/session')).status, 200);
+    await usageShown(byDay, byModel, total);
+    assert.equal(await page.getByText('No tasks were created in this range.').count(), 0);
+    await screenshot(page, 'usage');
+
+    // The CSV: the rows of both groupings, built in the page.
+    const downloading = page.waitForEvent('download');
+    await page.getByRole('button', { name: 'Download CSV' }).click();
+    const download = await downloading;
+    assert.equal(download.suggestedFilename(), `videogen-usage-this-month-${utcDay(monthStart())}.csv`);
+    const csv = await readFile(await download.path(), 'utf8');
+    const line = (group: string, row: UsageRow) =>
+      [group, row.key, row.tasks, row.video_seconds, row.cost, CURRENCY].join(',');
+    assert.equal(
+      csv,
+      [
+        'group,key,tasks,video_seconds,cost,currency',
+        ...byDay.map((row) => line('day', row)),
+        ...byModel.map((row) => line('model', row)),
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('sets the account’s monthly limit on the Usage page: a creation past it is refused with 402', async () => {
+    const limits = page.getByRole('form', { name: 'Account limits' });
+    const seconds = limits.getByLabel('Monthly video seconds');
+    await seconds.waitFor();
+    const before = await fetchInPage(page, '/dashboard/api/limits');
+    const month = before.body.this_month as Record<'used' | 'reserved', UsageRow>;
+    assert.deepEqual(before.body.limits, { monthly_video_seconds: null, monthly_budget: null });
+    assert.match(
+      await text(limits),
+      new RegExp(
+        `Now: None\\. This month, in every environment: ${month.used.video_seconds} video seconds used and ` +
+          `${month.reserved.video_seconds} reserved, ${month.used.cost} ${CURRENCY} spent\\.`,
+      ),
+    );
+    const counted = month.used.video_seconds + month.reserved.video_seconds;
+    const limit = counted + 3;
+    const request = { model: FAST_TEXT, prompt: 'One too many', duration: 4, quality: '480p' };
+
+    await seconds.fill(String(limit));
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await limits.getByText(`Now: ${limit} video s a month.`).waitFor();
+    assert.equal(await seconds.inputValue(), String(limit));
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.textContent),
+      'Save limits',
+      'the form is updated in place: the focus stays on its button',
+    );
+    const saved = await fetchInPage(page, '/dashboard/api/limits');
+    assert.deepEqual(saved.body.limits, { monthly_video_seconds: limit, monthly_budget: null });
+
+    const refused = await withKey(server.url, developmentKey, '/v1/videos/generations', request);
+    assert.equal(refused.status, 402, JSON.stringify(refused.body));
+    assert.equal(refused.body.error?.code, 'budget_exceeded');
+    assert.equal(
+      (refused.body.error as { message?: string }).message,
+      secondsLimitMessage('account', limit, counted, 4),
+    );
+    // The playground says the same, and creates nothing.
+    await openPage(page, 'Playground');
+    await page.waitForFunction(() => !document.querySelector('form[aria-busy="true"]'));
+    await page.getByLabel('Text to video').check();
+    await page.getByLabel('Prompt').fill(request.prompt);
+    await page.getByLabel('Duration (seconds)').fill('4');
+    await page.getByLabel('Quality').selectOption('480p');
+    const taskCount = async () =>
+      ((await withKey(server.url, developmentKey, '/v1/tasks?limit=100')).body.data as PublicTask[]).length;
+    const tasksBefore = await taskCount();
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: secondsLimitMessage('account', limit, counted, 4) })
+      .waitFor();
+    assert.equal(await taskCount(), tasksBefore);
+
+    // Cleared (a blank field is no limit), creations work again. A budget the server refuses is said in the form.
+    await openPage(page, 'Usage');
+    await limits.getByLabel('Monthly budget').fill('10000000000000');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await limits
+      .getByRole('alert')
+      .filter({ hasText: 'monthly_budget must be an amount of 0 or more, or none.' })
+      .waitFor();
+    await limits.getByLabel('Monthly budget').fill('');
+    await seconds.fill('');
+    await limits.getByRole('button', { name: 'Save limits' }).click();
+    await limits.getByText('Now: None.').waitFor();
+    const cleared = await fetchInPage(page, '/dashboard/api/limits');
+    assert.deepEqual(cleared.body.limits, { monthly_video_seconds: null, monthly_budget: null });
+    const created = await withKey(server.url, developmentKey, '/v1/videos/generations', request);
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    const cancelled = await withKey(server.url, developmentKey, `/v1/tasks/${created.body.id}/cancel`, {});
+    assert.equal(cancelled.status, 200, JSON.stringify(cancelled.body));
+  });
+
+  it('sets a key’s monthly limits on the keys page: a creation past one is refused with 402', async () => {
+    await openPage(page, 'API keys');
+    await page.getByRole('form', { name: 'Create a key' }).getByLabel('Monthly video seconds').fill('3');
+    const key = await createKeyOnPage(page, 'limited', 'development');
+    await page.getByRole('button', { name: 'Done' }).click();
+    const limitsCell = keyRow(page, 'limited').locator('td[data-label="Monthly limits"]');
+    assert.equal(await text(limitsCell), '3 video s a month');
+    const request = { model: FAST_TEXT, prompt: 'Past the key’s limit', duration: 4, quality: '480p' };
+    const refused = await withKey(server.url, key, '/v1/videos/generations', request);
+    assert.equal(refused.status, 402, JSON.stringify(refused.body));
+    assert.equal(refused.body.error?.code, 'budget_exceeded');
+    assert.equal(
+      (refused.body.error as { message?: string }).message,
+      secondsLimitMessage('API key', 3, 0, 4),
+    );
+
+    // A budget instead: the task's seconds pass, its cost (4 s at 0.05 USD) does not.
+    const setLimits = async (values: { seconds: string; budget: string }) => {
+      await page.getByRole('button', { name: 'Limits of limited' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Monthly limits of “limited”' });
+      await dialog.getByLabel('Monthly video seconds').fill(values.seconds);
+      await dialog.getByLabel('Monthly budget').fill(values.budget);
+      await dialog.getByRole('button', { name: 'Save limits' }).click();
+      await dialog.waitFor({ state: 'detached' });
+    };
+    await setLimits({ seconds: '', budget: '0.1' });
+    await limitsCell.filter({ hasText: `0.1 ${CURRENCY} a month` }).waitFor();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute('aria-label')),
+      'Limits of limited',
+      'the list is redrawn, and the focus goes back to the button that opened the dialog',
+    );
+    assert.equal(await text(limitsCell), `0.1 ${CURRENCY} a month`);
+    const overBudget = await withKey(server.url, key, '/v1/videos/generations', request);
+    assert.equal(overBudget.status, 402, JSON.stringify(overBudget.body));
+    assert.match(
+      (overBudget.body.error as { message?: string }).message ?? '',
+      /^This API key's monthly budget of 0\.1 USD would be exceeded: 0 USD used or reserved this month, this task costs 0\.2 USD;/,
+    );
+
+    await setLimits({ seconds: '', budget: '' });
+    await limitsCell.filter({ hasText: 'None' }).waitFor();
+    const created = await withKey(server.url, key, '/v1/videos/generations', request);
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    assert.equal((await withKey(server.url, key, `/v1/tasks/${created.body.id}/cancel`, {})).status, 200);
+
+    // Revoked, so the later pages and screenshots show the keys as before.
+    await page.getByRole('button', { name: 'Revoke limited' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await keyRow(page, 'limited').waitFor({ state: 'detached' });
+  });
+
+  it('shows no cost on the Usage page when no prices are configured', async () => {
+    // The service's own answers, as a server without `prices` in its engines file gives them.
+    const usage = '**/v1/usage?*';
+    const limits = '**/dashboard/api/limits';
+    try {
+      await page.route(usage, async (route) => {
+        const response = await route.fetch();
+        const { currency: _, ...report } = (await response.json()) as Record<string, unknown> & {
+          data: Record<string, unknown>[];
+          totals: Record<string, unknown> & { reserved: Record<string, unknown> };
+        };
+        const costless = ({ cost: _cost, ...figures }: Record<string, unknown>) => figures;
+        await route.fulfill({
+          response,
+          json: {
+            ...report,
+            data: report.data.map((bucket) => ({
+              ...costless(bucket),
+              reserved: costless(bucket.reserved as Record<string, unknown>),
+            })),
+            totals: { ...costless(report.totals), reserved: costless(report.totals.reserved) },
+          },
+        });
+      });
+      await page.route(limits, async (route) => {
+        const response = await route.fetch();
+        const answer = (await response.json()) as Record<string, unknown>;
+        await route.fulfill({ response, json: { ...answer, currency: null } });
+      });
+      await openPage(page, 'Usage');
+      const perModel = page.getByRole('region', { name: 'Usage per model' });
+      await perModel.waitFor();
+      assert.deepEqual(await perModel.locator('th').allTextContents(), ['Model', 'Tasks', 'Video seconds']);
+      assert.deepEqual(
+        (
+          await page
+            .getByRole('img')
+            .evaluateAll((charts) => charts.map((chart) => chart.getAttribute('aria-label')))
+        ).map((name) => name?.split('.')[0]),
+        ['Video seconds per day', 'Video seconds per model'],
+        'no cost charts',
+      );
+      assert.match(
+        await text(page.locator('.usage-totals')),
+        /^\d+ completed tasks, \d+ video seconds\. Failed and cancelled tasks cost nothing\.$/,
+      );
+      const form = page.getByRole('form', { name: 'Account limits' });
+      await form.getByText('No prices are configured, so a budget holds no task.').waitFor();
+      assert.doesNotMatch(await text(form), /USD/);
+
+      const downloading = page.waitForEvent('download');
+      await page.getByRole('button', { name: 'Download CSV' }).click();
+      const csv = (await readFile(await (await downloading).path(), 'utf8')).trimEnd().split('\n');
+      assert.equal(csv[0], 'group,key,tasks,video_seconds,cost,currency');
+      const rows = await page.locator('.usage-table tbody tr').count();
+      assert.equal(csv.length, 1 + rows, csv.join('\n'));
+      for (const line of csv.slice(1)) assert.match(line, /^(day|model),[^,]+,\d+,\d+,,$/);
+
+      // A range that cannot be read: the page says so, and shows no other range's figures under its name.
+      await page.unroute(usage);
+      await page.route(usage, (route) =>
+        route.fulfill({
+          status: 503,
+          json: { error: { code: 'overloaded', message: 'The server is busy.', type: 'api_error' } },
+        }),
+      );
+      await page.getByLabel('Range', { exact: true }).selectOption('Last 30 days');
+      await page.getByRole('alert').filter({ hasText: 'The server is busy.' }).waitFor();
+      assert.equal(await page.getByRole('img').count(), 0);
+      assert.equal(await text(page.locator('.usage-totals')), '');
+      assert.equal(await page.getByRole('button', { name: 'Download CSV' }).isDisabled(), true);
+      await page.unroute(usage);
+      await page.getByLabel('Range', { exact: true }).selectOption('This month');
+      await page.getByRole('img', { name: /^Cost per day \(USD\)\./ }).waitFor();
+      assert.equal(await page.getByRole('alert').filter({ hasText: 'The server is busy.' }).count(), 0);
+    } finally {
+      await page.unroute(usage);
+      await page.unroute(limits);
+    }
+  });
+
   it('reveals the webhook secret, which verifies a real callback, and rotates it', async () => {
     await openPage(page, 'Webhooks');
     const secretInput = page.getByRole('textbox', { name: 'Current secret' });
@@ -777,9 +1242,10 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
   });
 
   it('labels every control, shows the keyboard focus and reaches every page from the keyboard', async () => {
-    for (const hash of ['#/keys', '#/tasks', '#/playground?mode=reference', '#/webhooks']) {
+    for (const hash of ['#/keys', '#/tasks', '#/playground?mode=reference', '#/usage', '#/webhooks']) {
       await page.goto(`${server.url}/dashboard${hash}`);
       await page.locator('h1').waitFor();
+      await page.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
       const unlabelled = await page
         .locator('input, select, textarea, button')
         .evaluateAll((controls) =>
@@ -868,6 +1334,7 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
         ['#/keys', 'keys-phone'],
         ['#/tasks', 'tasks-phone'],
         ['#/playground', 'playground-phone'],
+        ['#/usage', 'usage-phone'],
         ['#/webhooks', 'webhooks-phone'],
       ];
       for (const [hash, name] of pages) {
@@ -876,7 +1343,7 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
         await phonePage.waitForFunction(() => !document.querySelector('[aria-busy="true"]'));
         const width = await phonePage.evaluate(() => document.documentElement.scrollWidth);
         assert.ok(width <= 390, `${hash} is ${width} px wide`);
-        for (const link of ['API keys', 'Tasks', 'Playground', 'Webhooks']) {
+        for (const link of ['API keys', 'Tasks', 'Playground', 'Usage', 'Webhooks']) {
           const navLink = phonePage
             .getByRole('navigation', { name: 'Dashboard' })
             .getByRole('link', { name: link });

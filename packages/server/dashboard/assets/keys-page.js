@@ -75,6 +75,15 @@ export async function renderKeys(main, { signal }) {
   const errors = errorBox();
   const newKeySlot = h('div');
   const listSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading keys…'));
+  /**
+   * The currency of budgets (null: no prices configured), from the account's limits; undefined when that could
+   * not be read, and budgets are then shown without it.
+   */
+  const currencyRequest = api('/dashboard/api/limits', { signal }).then(
+    (answer) => answer.currency,
+    () => undefined,
+  );
+  let currency;
 
   function showNewKey(answer) {
     const { panel, focus } = newKeyPanel({
@@ -94,6 +103,7 @@ export async function renderKeys(main, { signal }) {
   async function refresh() {
     try {
       const { data } = await api('/dashboard/api/keys', { signal });
+      currency = await currencyRequest;
       listSlot.replaceChildren(keyList(data));
       listSlot.removeAttribute('aria-busy');
     } catch (error) {
@@ -159,7 +169,7 @@ export async function renderKeys(main, { signal }) {
   });
 
   const setLimits = exclusive(async (key) => {
-    const inputs = limitFields(key);
+    const inputs = limitFields(key, currency);
     const form = await confirmDialog({
       title: `Monthly limits of “${key.name}”`,
       content: [
@@ -182,6 +192,8 @@ export async function renderKeys(main, { signal }) {
       });
       announce(`Limits of ${key.name} saved.`);
       await refresh();
+      // The list was redrawn: back to this key's Limits button, not to <body>.
+      listSlot.querySelector(`tr[data-key-id="${CSS.escape(key.id)}"] .row-actions button`)?.focus();
     } catch (error) {
       errors.show(error);
     }
@@ -201,7 +213,7 @@ export async function renderKeys(main, { signal }) {
         cell('Created', time(key.created_at)),
         cell('Last used', time(key.last_used_at)),
         cell('Expires', key.expires_at ? time(key.expires_at) : h('span', { class: 'muted' }, '—')),
-        cell('Monthly limits', describeLimits(key)),
+        cell('Monthly limits', describeLimits(key, currency)),
         cell(
           'Actions',
           h(

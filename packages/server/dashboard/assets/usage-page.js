@@ -42,31 +42,41 @@ const amount = (value) => Math.round(value * 1e6) / 1e6;
 
 /**
  * A bar chart of `bars` ([{ label, value }]): an SVG image whose name says every figure, so the chart alone is
- * readable by a screen reader; the table after it gives the same figures for everyone.
+ * readable by a screen reader; the table after it gives the same figures for everyone. Each bar has its label
+ * above it and its figure after it. The bars' lengths are shares of the width and the text is not scaled, so the
+ * chart stays legible from a phone to a wide screen.
  */
 function barChart({ title, unit, bars }) {
-  const width = 640;
-  const barHeight = 22;
-  const gap = 8;
-  const labelWidth = 240;
-  const height = Math.max(1, bars.length) * (barHeight + gap);
+  const rowHeight = 46;
+  const barHeight = 18;
+  /** The longest bar, in percent of the width: the rest is room for its figure. */
+  const longest = 80;
   const max = Math.max(...bars.map((bar) => bar.value), 0) || 1;
   const summary = bars.map((bar) => `${bar.label}: ${bar.value} ${unit}`).join('; ');
   const image = svg('svg', {
     class: 'usage-chart',
-    viewBox: `0 0 ${width} ${height}`,
+    width: '100%',
+    height: Math.max(1, bars.length) * rowHeight,
     role: 'img',
     'aria-label': `${title}. ${summary || 'No usage.'}`,
   });
   bars.forEach((bar, i) => {
-    const y = i * (barHeight + gap);
-    const length = Math.max(bar.value > 0 ? 2 : 0, ((width - labelWidth - 90) * bar.value) / max);
+    const y = i * rowHeight;
+    // A figure above zero always shows a sliver of a bar.
+    const share = bar.value > 0 ? Math.max(0.5, (longest * bar.value) / max) : 0;
     image.append(
-      svg('text', { x: 0, y: y + barHeight * 0.7, class: 'usage-chart-label' }, bar.label),
-      svg('rect', { x: labelWidth, y, width: length, height: barHeight, rx: 3, class: 'usage-chart-bar' }),
+      svg('text', { x: 0, y: y + 15, class: 'usage-chart-label' }, bar.label),
+      svg('rect', {
+        x: 0,
+        y: y + 21,
+        width: `${share}%`,
+        height: barHeight,
+        rx: 3,
+        class: 'usage-chart-bar',
+      }),
       svg(
         'text',
-        { x: labelWidth + length + 6, y: y + barHeight * 0.7, class: 'usage-chart-value' },
+        { x: `${share}%`, dx: share > 0 ? 6 : 0, y: y + 35, class: 'usage-chart-value' },
         `${bar.value}`,
       ),
     );
@@ -119,6 +129,33 @@ function download(filename, text) {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/**
+ * One grouping (per day, per model) under its heading: a chart of video seconds and one of cost (side by side on a
+ * wide screen), and a table.
+ */
+function usageSection({ id, heading, noun, keyLabel, report }) {
+  const { currency } = report;
+  const bars = (measure) =>
+    report.data.map((bucket) => ({
+      label: bucket.key ?? 'dashboard',
+      value: measure === 'cost' ? amount(bucket.cost ?? 0) : bucket.video_seconds,
+    }));
+  return h(
+    'section',
+    { class: 'usage-section', 'aria-labelledby': id },
+    h('h2', { id }, heading),
+    h(
+      'div',
+      { class: 'usage-charts' },
+      barChart({ title: `Video seconds per ${noun}`, unit: 's', bars: bars('seconds') }),
+      currency
+        ? barChart({ title: `Cost per ${noun} (${currency})`, unit: currency, bars: bars('cost') })
+        : null,
+    ),
+    usageTable(`Usage per ${noun}`, keyLabel, report),
+  );
+}
+
 export async function renderUsage(main, { signal }) {
   const errors = errorBox();
   const range = select({ name: 'range', id: 'usage-range' }, RANGES, 'this-month');
@@ -129,23 +166,38 @@ export async function renderUsage(main, { signal }) {
   );
   const totalsSlot = h('p', { class: 'usage-totals' });
   const chartsSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading usage…'));
-  const limitsSlot = h('div');
+  const limitsSlot = h('div', { 'aria-busy': 'true' });
+  /** The answers shown, with the range they are for: what the CSV holds. */
   let current = null;
+  /** The number of the latest load: an earlier one that answers later must not replace what it shows. */
+  let loads = 0;
 
   async function load() {
-    errors.clear();
-    const [start, end] = rangeOf(range.value);
+    const ticket = ++loads;
+    const rangeName = range.value;
+    const [start, end] = rangeOf(rangeName);
     const query = (groupBy) => `/v1/usage?group_by=${groupBy}&start=${start}&end=${end}`;
+    errors.clear();
+    csvButton.disabled = true;
+    chartsSlot.setAttribute('aria-busy', 'true');
     try {
       const [byDay, byModel] = await Promise.all([
         api(query('day'), { signal }),
         api(query('model'), { signal }),
       ]);
-      current = { byDay, byModel, start };
+      if (ticket !== loads) return;
+      current = { byDay, byModel, rangeName, start };
       showUsage(byDay, byModel);
       csvButton.disabled = false;
     } catch (error) {
-      if (!signal.aborted) errors.show(error);
+      if (ticket !== loads || signal.aborted) return;
+      // Not the figures of another range under this range's name.
+      current = null;
+      totalsSlot.replaceChildren();
+      chartsSlot.replaceChildren();
+      errors.show(error);
+    } finally {
+      if (ticket === loads) chartsSlot.removeAttribute('aria-busy');
     }
   }
 
@@ -159,75 +211,83 @@ export async function renderUsage(main, { signal }) {
         : '',
       '. Failed and cancelled tasks cost nothing.',
     );
-    const charts = [];
-    const bars = (report, measure) =>
-      report.data.map((bucket) => ({
-        label: bucket.key ?? 'dashboard',
-        value: measure === 'cost' ? amount(bucket.cost ?? 0) : bucket.video_seconds,
-      }));
-    charts.push(barChart({ title: 'Video seconds per day', unit: 's', bars: bars(byDay, 'seconds') }));
-    if (currency)
-      charts.push(
-        barChart({ title: `Cost per day (${currency})`, unit: currency, bars: bars(byDay, 'cost') }),
-      );
-    charts.push(usageTable('Usage per day', 'Day', byDay));
-    charts.push(barChart({ title: 'Video seconds per model', unit: 's', bars: bars(byModel, 'seconds') }));
-    if (currency) {
-      charts.push(
-        barChart({ title: `Cost per model (${currency})`, unit: currency, bars: bars(byModel, 'cost') }),
-      );
+    if (byDay.data.length === 0) {
+      chartsSlot.replaceChildren(h('p', { class: 'empty' }, 'No tasks were created in this range.'));
+      return;
     }
-    charts.push(usageTable('Usage per model', 'Model', byModel));
-    chartsSlot.replaceChildren(...charts);
-    chartsSlot.removeAttribute('aria-busy');
+    chartsSlot.replaceChildren(
+      usageSection({ id: 'usage-day', heading: 'Per day', noun: 'day', keyLabel: 'Day', report: byDay }),
+      usageSection({
+        id: 'usage-model',
+        heading: 'Per model',
+        noun: 'model',
+        keyLabel: 'Model',
+        report: byModel,
+      }),
+    );
   }
 
-  function showLimits(answer) {
-    const inputs = limitFields(answer.limits);
-    const save = h('button', { type: 'submit', class: 'button' }, 'Save limits');
-    const { used, reserved } = answer.this_month;
-    const form = h(
-      'form',
-      { class: 'card inline-form', 'aria-labelledby': 'limits-heading' },
-      h('h2', { id: 'limits-heading' }, 'Account limits'),
-      h(
-        'p',
-        {},
+  /** The account's limits and this month's use, and the form that sets them; built once, updated in place. */
+  function limitsForm(first) {
+    const inputs = limitFields(first.limits, first.currency);
+    const formErrors = errorBox();
+    const summary = h('p');
+    const describe = (answer) => {
+      const { used, reserved } = answer.this_month;
+      const resets = new Date(answer.resets_at * 1000);
+      summary.replaceChildren(
         `Now: ${describeLimits(answer.limits, answer.currency)}. This month, in every environment: `,
         `${used.video_seconds} video seconds used and ${reserved.video_seconds} reserved`,
         answer.currency ? `, ${amount(used.cost)} ${answer.currency} spent` : '',
         '. Limits reset ',
-        h(
-          'time',
-          { datetime: new Date(answer.resets_at * 1000).toISOString() },
-          new Date(answer.resets_at * 1000).toISOString().slice(0, 10),
-        ),
+        h('time', { datetime: resets.toISOString() }, resets.toISOString().slice(0, 10)),
         ' (UTC).',
-      ),
+      );
+    };
+    describe(first);
+    const form = h(
+      'form',
+      { class: 'card inline-form usage-limits', 'aria-labelledby': 'limits-heading' },
+      h('h2', { id: 'limits-heading' }, 'Account limits'),
+      summary,
+      formErrors,
       h('div', { class: 'form-row' }, inputs.fields),
-      h('div', { class: 'actions' }, save),
+      h('div', { class: 'actions' }, h('button', { type: 'submit', class: 'button' }, 'Save limits')),
     );
     form.addEventListener(
       'submit',
       exclusive(async (event) => {
         event.preventDefault();
-        errors.clear();
+        formErrors.clear();
         try {
-          showLimits(await api('/dashboard/api/limits', { method: 'POST', json: inputs.read() }));
+          const answer = await api('/dashboard/api/limits', { method: 'POST', json: inputs.read() });
+          // In place: the focus stays on the button, and the fields show the limits as saved.
+          describe(answer);
+          inputs.fill(answer.limits);
           announce('Account limits saved.');
         } catch (error) {
-          errors.show(error);
+          formErrors.show(error);
         }
       }),
     );
-    limitsSlot.replaceChildren(form);
+    return form;
+  }
+
+  async function loadLimits() {
+    try {
+      limitsSlot.replaceChildren(limitsForm(await api('/dashboard/api/limits', { signal })));
+    } catch (error) {
+      if (!signal.aborted) errors.show(error);
+    } finally {
+      limitsSlot.removeAttribute('aria-busy');
+    }
   }
 
   range.addEventListener('change', load);
   csvButton.addEventListener('click', () => {
     if (!current) return;
     const day = new Date(current.start * 1000).toISOString().slice(0, 10);
-    download(`videogen-usage-${range.value}-${day}.csv`, usageCsv(current.byDay, current.byModel));
+    download(`videogen-usage-${current.rangeName}-${day}.csv`, usageCsv(current.byDay, current.byModel));
   });
 
   main.replaceChildren(
@@ -241,10 +301,5 @@ export async function renderUsage(main, { signal }) {
     chartsSlot,
     limitsSlot,
   );
-  await load();
-  try {
-    showLimits(await api('/dashboard/api/limits', { signal }));
-  } catch (error) {
-    if (!signal.aborted) errors.show(error);
-  }
+  await Promise.all([load(), loadLimits()]);
 }
