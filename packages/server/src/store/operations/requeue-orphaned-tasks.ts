@@ -1,6 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database-schema.js';
 import { WORKER_LOCK_CLASS } from '../pg-worker-lock.js';
+import { handedBack } from './handed-back.js';
 
 /**
  * Puts back to `pending` the tasks of worker pools known to be gone, without counting the attempt (a crash is
@@ -35,13 +36,7 @@ export async function requeueOrphanedTasks(
   return db.transaction().execute(async (trx) => {
     const requeued = await trx
       .updateTable('tasks')
-      .set((eb) => ({
-        status: 'pending',
-        attempts: eb('attempts', '-', 1),
-        lease_owner: null,
-        lease_expires_at: null,
-        updated_at: now,
-      }))
+      .set(handedBack(now))
       .where('status', '=', 'processing')
       .where('lease_owner', 'in', owners)
       .executeTakeFirst();

@@ -3,6 +3,7 @@ import type { UsageLimits } from '../../domain/usage.js';
 import type { ApiKeyRecord } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { toApiKeyRecord, toLimitColumns } from '../task-row.js';
+import { findOnlyActiveKey } from './find-only-active-key.js';
 
 /**
  * Sets the monthly limits of the one active key with this id or displayed prefix (of `accountId`'s keys when
@@ -15,20 +16,12 @@ export async function setApiKeyLimits(
   accountId: string | undefined,
   now: number,
 ): Promise<ApiKeyRecord | undefined> {
-  let query = db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
-    .where((eb) => eb.or([eb('id', '=', idOrPrefix), eb('prefix', '=', idOrPrefix)]));
-  if (accountId !== undefined) query = query.where('account_id', '=', accountId);
-  const matches = await query.limit(2).execute();
-  const only = matches.length === 1 ? matches[0] : undefined;
-  if (!only) return undefined;
+  const id = await findOnlyActiveKey(db, idOrPrefix, accountId, now);
+  if (id === undefined) return undefined;
   const row = await db
     .updateTable('api_keys')
     .set(toLimitColumns(limits))
-    .where('id', '=', only.id)
+    .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
   return row && toApiKeyRecord(row);
