@@ -10,6 +10,7 @@ import type { PublicDelivery } from '../src/domain/delivery.js';
 import type { PublicTask } from '../src/domain/task.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
@@ -38,14 +39,17 @@ function verify(webhook: ReceivedWebhook): PublicTask {
 }
 
 async function settledDeliveries(taskId: string, count: number): Promise<PublicDelivery[]> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const { status, body } = await api.request<DeliveryList>('GET', `/v1/tasks/${taskId}/deliveries`);
-    assert.equal(status, 200);
-    if (body.data.length >= count && body.data.every((d) => d.status !== 'pending')) return body.data;
-    if (Date.now() > deadline) throw new Error(`deliveries did not settle: ${JSON.stringify(body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return until(
+    async () => {
+      const { status, body } = await api.request<DeliveryList>('GET', `/v1/tasks/${taskId}/deliveries`);
+      assert.equal(status, 200);
+      return body.data.length >= count && body.data.every((d) => d.status !== 'pending')
+        ? body.data
+        : undefined;
+    },
+    `${count} settled deliveries of ${taskId}`,
+    { intervalMs: 50 },
+  );
 }
 
 before(async () => {

@@ -13,6 +13,7 @@ import type { PublicDelivery } from '../src/domain/delivery.js';
 import type { PublicTask } from '../src/domain/task.js';
 import { Api } from './helpers/api.js';
 import { runCli, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 import {
   type ReceivedWebhook,
   type Reply,
@@ -57,14 +58,15 @@ async function receiver(completedReplies: Reply[]): Promise<WebhookReceiver> {
   return started;
 }
 
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs: number, what: string): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Polls over HTTP: every 50 ms is often enough. */
+const POLL = { intervalMs: 50 } as const;
+
+/** The JSON log lines of a process's stdout. */
+function logLines(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 async function deliveries(api: Api, taskId: string): Promise<PublicDelivery[]> {
@@ -107,10 +109,9 @@ describe('callbacks end to end', () => {
       verify(third, next);
 
       await until(
-        async () =>
-          (await deliveries(api, task.id)).every((d) => d.status === 'succeeded') ? true : undefined,
-        10_000,
+        async () => (await deliveries(api, task.id)).every((d) => d.status === 'succeeded'),
         'the redelivery to be recorded',
+        POLL,
       );
       const log = await runCli(['webhooks', 'deliveries', task.id], env);
       assert.equal(log.code, 0, log.stderr);
@@ -139,8 +140,8 @@ describe('callbacks end to end', () => {
     const pending = await until(
       async () =>
         (await deliveries(api, task.id)).find((d) => d.event === 'task.completed' && d.attempts.length === 1),
-      60_000,
       'the first completed attempt to be recorded',
+      { ...POLL, timeoutMs: 60_000 },
     );
     assert.equal(pending.status, 'pending');
     assert.equal(pending.attempts[0]?.http_status, 503);
@@ -149,18 +150,12 @@ describe('callbacks end to end', () => {
     const second = await startServer(env);
     try {
       api = new Api(second.url, key);
-      await until(async () => (completedOf(hook).length >= 2 ? true : undefined), 30_000, 'the retry');
+      await until(() => completedOf(hook).length >= 2, 'the retry', POLL);
       await until(
-        async () =>
-          (await deliveries(api, task.id)).every((d) => d.status === 'succeeded') ? true : undefined,
-        10_000,
+        async () => (await deliveries(api, task.id)).every((d) => d.status === 'succeeded'),
         'the retry to be recorded',
+        POLL,
       );
-      await new Promise((resolve) => setTimeout(resolve, 1500));
-      const completed = completedOf(hook);
-      assert.equal(completed.length, 2, 'one failed attempt, then exactly one delivery');
-      assert.equal(completed[0]?.headers['webhook-id'], pending.id);
-      assert.equal(completed[1]?.headers['webhook-id'], pending.id);
       const log = (await deliveries(api, task.id)).find((d) => d.id === pending.id);
       assert.deepEqual(
         log?.attempts.map((a) => a.http_status),
@@ -169,6 +164,20 @@ describe('callbacks end to end', () => {
     } finally {
       await second.stop();
     }
+    // Stopped, the second server sends nothing more, and its log is complete ('close' waits for stdout): it
+    // logs every attempt it makes (delivered, failed, interrupted or not recorded), so one line is one attempt.
+    const attempts = logLines(second.stdout()).filter(
+      (line) => line.delivery_id === pending.id && line.event === 'task.completed',
+    );
+    assert.deepEqual(
+      attempts.map((line) => line.msg),
+      ['webhook delivered'],
+      'after the restart, exactly one attempt, which delivered',
+    );
+    const completed = completedOf(hook);
+    assert.equal(completed.length, 2, 'one failed attempt, then exactly one delivery');
+    assert.equal(completed[0]?.headers['webhook-id'], pending.id);
+    assert.equal(completed[1]?.headers['webhook-id'], pending.id);
   });
 
   it('an attempt cut off by kill -9 mid-request is sent again once its claim lapses', async () => {
@@ -178,24 +187,20 @@ describe('callbacks end to end', () => {
     const key = await first.firstKey();
     assert.ok(key);
     const { body: task } = await new Api(first.url, key).create({ ...FAST, callback_url: hook.url });
-    await until(async () => (completedOf(hook).length === 1 ? true : undefined), 60_000, 'the first attempt');
+    await until(() => completedOf(hook).length === 1, 'the first attempt', { ...POLL, timeoutMs: 60_000 });
     await first.stop('SIGKILL');
 
     const second = await startServer(env);
     try {
       const api = new Api(second.url, key);
-      await until(
-        async () => (completedOf(hook).length >= 2 ? true : undefined),
-        30_000,
-        'the second attempt',
-      );
+      // Once the killed process's claim lapses (the 1 s attempt limit plus 10 s).
+      await until(() => completedOf(hook).length >= 2, 'the second attempt', { ...POLL, timeoutMs: 60_000 });
       const completed = completedOf(hook);
       assert.equal(completed[1]?.headers['webhook-id'], completed[0]?.headers['webhook-id']);
       await until(
-        async () =>
-          (await deliveries(api, task.id)).every((d) => d.status === 'succeeded') ? true : undefined,
-        10_000,
+        async () => (await deliveries(api, task.id)).every((d) => d.status === 'succeeded'),
         'the delivery to be recorded',
+        POLL,
       );
       assert.equal(completedOf(hook).length, 2);
     } finally {

@@ -17,6 +17,7 @@ import type { CompletedTask, ProcessingTask, Task } from '@videogen/client';
 import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
 import { mp4Facts } from './helpers/mp4-facts.js';
 import { CLI_PATH, runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 
 /** A carriage return or an escape sequence: what a progress bar would leave in captured output. */
 function assertNoTerminalControl(output: string): void {
@@ -43,6 +44,21 @@ describe('videogen generate and tasks (API client commands)', () => {
 
   const videogen = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
     runCli(args, { ...env, ...extraEnv });
+
+  /** Starts `videogen args` without waiting for it: its output so far, and how it ended once it has. */
+  function started(args: string[]) {
+    const child = spawn(process.execPath, [CLI_PATH, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const ended = once(child, 'close').then(([code]) => ({ code: code as number | null, stdout, stderr }));
+    return { stdout: () => stdout, ended };
+  }
 
   it('uploads local images and downloads the image-to-video MP4', async () => {
     const first = join(workDir, 'first.png');
@@ -153,12 +169,13 @@ describe('videogen generate and tasks (API client commands)', () => {
     assert.match(table.stdout, /^ID +MODEL +STATUS +PROGRESS +CREATED$/m);
     assert.doesNotMatch(table.stdout, new RegExp(task.id));
 
-    const watching = videogen(['tasks', 'watch', task.id]);
-    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    // Cancelled once the watch has printed the task's state: then its output shows the task before and after.
+    const watching = started(['tasks', 'watch', task.id]);
+    await until(() => /^(pending|processing) \d+%$/m.test(watching.stdout()), 'the watch printing the task');
     const cancelled = await videogen(['tasks', 'cancel', task.id, '--json']);
     assert.equal(cancelled.code, 0, cancelled.stderr);
     assert.equal((JSON.parse(cancelled.stdout) as Task).status, 'failed');
-    const watched = await watching;
+    const watched = await watching.ended;
     assert.equal(watched.code, 1, 'a task that fails ends the watch with status 1');
     assertNoTerminalControl(watched.stdout);
     assertNoTerminalControl(watched.stderr);
@@ -251,11 +268,14 @@ class FakeApi {
   private readonly server: Server;
   /** Answers held open, ended when the fake closes. */
   private readonly held = new Set<ServerResponse>();
+  /** The path of every request, in order of arrival. */
+  readonly paths: string[] = [];
   url = '';
 
   constructor() {
     this.server = createServer((request, response) => {
       const path = new URL(request.url ?? '/', 'http://fake').pathname;
+      this.paths.push(path);
       if (request.method === 'POST' && path === '/v1/videos/generations') {
         let body = '';
         request.on('data', (chunk: Buffer) => {
@@ -368,11 +388,12 @@ describe('videogen generate against a stand-in API: interruptions and failures',
       stderr += chunk.toString();
     });
     const closed = once(child, 'close');
-    const deadline = Date.now() + 10_000;
-    while (!ready()) {
-      assert.ok(Date.now() < deadline, `never ready; stderr: ${stderr}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await until(ready, `videogen ${args.join(' ')} getting ready`, { intervalMs: 25 }).catch(
+      (error: Error) => {
+        child.kill('SIGKILL');
+        throw new Error(`${error.message}; stderr: ${stderr}`);
+      },
+    );
     child.kill('SIGINT');
     const [code, signal] = (await closed) as [number | null, NodeJS.Signals | null];
     return { code, signal, stdout, stderr };
@@ -392,11 +413,10 @@ describe('videogen generate against a stand-in API: interruptions and failures',
   });
 
   it('says which task goes on when interrupted while waiting', async () => {
-    let waited = false;
-    setTimeout(() => {
-      waited = true;
-    }, 1_000);
-    const run = await interrupted(['generate', '-p', 'never-ends', '--json'], () => waited);
+    // Interrupted once it follows the task it created: the task's events are what it waits on.
+    const run = await interrupted(['generate', '-p', 'never-ends', '--json'], () =>
+      api.paths.includes('/v1/tasks/task-unified-never-ends/events'),
+    );
     assert.equal(run.code, 130);
     assert.equal(run.stdout, '', 'nothing on stdout, not even with --json');
     assert.equal(

@@ -409,13 +409,16 @@ describe('comfyui engine', () => {
     assert.deepEqual(comfy.interrupts, [{ prompt_id: prompt.id }]);
   });
 
-  it('an abort mid-run interrupts the prompt on the server and rejects with the reason', async () => {
+  // The sampler stalls until it is interrupted: the render can only end because the abort was acted on (a
+  // render that ignored it would never end; the test's time limit fails it).
+  it('an abort mid-run interrupts the prompt on the server and rejects with the reason', {
+    timeout: 120_000,
+  }, async () => {
     comfy.gpu.stallNode = { node: '6' };
     const controller = new AbortController();
     const reason = new Error('cancelled by the test');
     const ctx = renderContext(controller.signal);
     const job = comfyJob();
-    const started = Date.now();
     const render = engine().render(job, {
       ...ctx,
       onProgress: (fraction) => {
@@ -424,7 +427,6 @@ describe('comfyui engine', () => {
       },
     });
     await assert.rejects(render, (error: unknown) => error === reason);
-    assert.ok(Date.now() - started < 5_000, 'it stops promptly');
     const [prompt] = comfy.prompts;
     assert.ok(prompt);
     assert.deepEqual(comfy.queueCalls, [{ delete: [prompt.id] }]);

@@ -269,18 +269,23 @@ describe('dashboard routes', () => {
         environment: 'development',
       },
     );
-    const before = Math.floor(Date.now() / 1000);
+    // The grace runs from the moment the server rotated the key, somewhere between these two.
+    const sentAt = Math.floor(Date.now() / 1000);
     const rotated = await browser.request<{
       key: string;
       api_key: { id: string; name: string; expires_at: number | null };
       previous: { id: string; expires_at: number };
     }>('POST', `/dashboard/api/keys/${first.body.api_key.id}/rotate`, { grace_period_hours: 24 });
+    const answeredAt = Math.ceil(Date.now() / 1000);
     assert.equal(rotated.status, 201);
     assert.equal(rotated.body.api_key.name, 'rotating');
     assert.equal(rotated.body.api_key.expires_at, null);
     assert.equal(rotated.body.previous.id, first.body.api_key.id);
-    const expires = rotated.body.previous.expires_at - before;
-    assert.ok(expires >= 86_399 && expires <= 86_401, `grace ${expires} s`);
+    const rotatedAt = rotated.body.previous.expires_at - 86_400;
+    assert.ok(
+      rotatedAt >= sentAt && rotatedAt <= answeredAt,
+      `a grace of 24 h from ${rotatedAt}, not [${sentAt}, ${answeredAt}]`,
+    );
     assert.equal(
       (await bearer(server.url, first.body.key)).status,
       200,
@@ -392,15 +397,20 @@ describe('dashboard routes', () => {
     assert.match(shown.body.secret, /^whsec_/);
     const signing = await server.service.store.getWebhookSecrets(accountId);
     assert.equal(shown.body.secret, signing[0]?.secret);
-    const before = Math.floor(Date.now() / 1000);
+    // The overlap runs from the moment the server rotated the secret, somewhere between these two.
+    const sentAt = Math.floor(Date.now() / 1000);
     const rotated = await browser.request<{ secret: string; previous: { expires_at: number }[] }>(
       'POST',
       '/dashboard/api/webhook-secret/rotate',
     );
+    const answeredAt = Math.ceil(Date.now() / 1000);
     assert.notEqual(rotated.body.secret, shown.body.secret);
     assert.equal(rotated.body.previous.length, shown.body.previous.length + 1);
-    const overlap = (rotated.body.previous[0]?.expires_at ?? 0) - before;
-    assert.ok(overlap >= 86_399 && overlap <= 86_401, `overlap ${overlap} s`);
+    const rotatedAt = (rotated.body.previous[0]?.expires_at ?? 0) - 86_400;
+    assert.ok(
+      rotatedAt >= sentAt && rotatedAt <= answeredAt,
+      `an overlap of 24 h from ${rotatedAt}, not [${sentAt}, ${answeredAt}]`,
+    );
     assert.equal((await server.service.store.getWebhookSecrets(accountId))[0]?.secret, rotated.body.secret);
   });
 

@@ -234,7 +234,8 @@ describe('downloadAssets', () => {
         new AbortController().signal,
       ),
     );
-    assert.ok(Date.now() - started < 3000);
+    // The server never answers: only the 0.5 s limit ends the download (a bound far from any machine's speed).
+    assert.ok(Date.now() - started < 30_000, `gave up after ${Date.now() - started} ms`);
     assert.match(error.message, /^image_urls\[0\]: no complete answer within/);
   });
 

@@ -14,6 +14,7 @@ import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 import { mp4Facts } from './helpers/mp4-facts.js';
 import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 
 const FRAME_SECONDS = 1 / 24;
 
@@ -312,10 +313,10 @@ describe('keys from the CLI', () => {
 describe('logs', () => {
   it('are one JSON line per request that never carries the API key', async () => {
     await api.get('task-unified-AAAAAAAAAAAAAAAAAAAAAAAAAA');
-    // The line is written once the answer has gone out; give the pipe a moment.
-    for (let i = 0; i < 40 && !server.stdout().includes('"path":"/v1/tasks/task-unified-AAAA'); i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    // The line is written once the answer has gone out, and comes through the pipe after it.
+    await until(() => server.stdout().includes('"path":"/v1/tasks/task-unified-AAAA'), 'the request logged', {
+      intervalMs: 50,
+    });
     const lines = server
       .stdout()
       .split('\n')
@@ -357,7 +358,6 @@ describe('crashes and restarts', () => {
 
     const second = await startServer(env);
     try {
-      assert.ok(!/vg_dev_/.test(second.stdout()), 'a restart does not print a new key');
       client = new Api(second.url, key);
       const task = await client.waitForFinal(created.body.id, 180_000);
       assert.equal(task.status, 'completed', JSON.stringify(task.error));
@@ -368,6 +368,8 @@ describe('crashes and restarts', () => {
     } finally {
       assert.equal(await second.stop('SIGTERM'), 0, 'SIGTERM shuts down cleanly');
     }
+    // Read once the process has closed its stdout: a key banner would follow the "serving" line.
+    assert.ok(!/vg_dev_/.test(second.stdout()), 'a restart does not print a new key');
   });
 
   it('SIGTERM stops a running render and hands the task back to the queue without counting the attempt', async () => {
@@ -385,14 +387,14 @@ describe('crashes and restarts', () => {
     });
     const polled = await client.pollUntil(created.body.id, underWay, 60_000);
     assert.equal(polled.status, 'processing');
-    const stoppedAt = Date.now();
     assert.equal(await running.stop('SIGTERM'), 0);
-    assert.ok(Date.now() - stoppedAt < 5000, 'the render was stopped, not waited for');
 
     const store = new SqliteStore({ path: join(drainDir, 'videogen.db') });
     try {
       const task = await store.getTask(created.body.id);
+      // A render waited for would have completed the task: pending, short of 100 %, it was stopped.
       assert.equal(task?.status, 'pending');
+      assert.ok((task?.progress ?? 100) < 100, `stopped at ${task?.progress} %`);
       assert.equal(task?.attempts, 0);
       assert.equal(task?.leaseOwner, null);
       assert.ok((task?.progress ?? 0) >= 10, 'progress is kept, never lowered');

@@ -26,6 +26,7 @@ import {
   jobMaker,
   renderContext,
 } from './helpers/render-jobs.js';
+import { until } from './helpers/until.js';
 
 const KEY = '6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b:8e3f1a9c5d7b2e4f6a8c0b1d3e5f7a9c';
 const WRONG_KEY = '6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b:00000000000000000000000000000000';
@@ -103,11 +104,6 @@ async function taskFailure(promise: Promise<unknown>): Promise<TaskFailure> {
   );
   assert.ok(error instanceof TaskFailure, `a TaskFailure, got ${String(error)}`);
   return error;
-}
-
-/** Waits (on the fake's own record, checked every few ms) until the condition holds. */
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 /** The input of the fake's `index`th submit. */
@@ -318,7 +314,7 @@ describe('fal engine: stopping', () => {
     const controller = new AbortController();
     const reason = new Error('cancelled by the client');
     const rendering = engineFor(target).render(falJob(), renderContext(controller.signal));
-    await until(() => target.requests.some((r) => r.path.endsWith('/status')));
+    await until(() => target.requests.some((r) => r.path.endsWith('/status')), 'a status poll');
     controller.abort(reason);
     await assert.rejects(rendering, (error) => error === reason);
     assert.equal(target.cancels.length, 1);

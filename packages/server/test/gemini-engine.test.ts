@@ -10,7 +10,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent } from 'undici';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel, type ModelId } from '../src/domain/models.js';
@@ -40,6 +39,7 @@ import {
   makeJob,
   renderContext,
 } from './helpers/render-jobs.js';
+import { until } from './helpers/until.js';
 
 const KEY = 'AIzaSyTest-Qk7Vd2Lm9Rx4Pw8Hn3Jc6Bz1Yt5';
 
@@ -92,10 +92,6 @@ function firstInstance(submit: RecordedSubmit | undefined): Record<string, unkno
   const instances = submit?.body.instances;
   assert.ok(Array.isArray(instances), 'a submit with instances');
   return instances[0] as Record<string, unknown>;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await sleep(5);
 }
 
 async function base64(path: string): Promise<string> {
@@ -483,7 +479,7 @@ describe('gemini engine against the fake Gemini API', () => {
     server.outcomes.push({ kind: 'never-finish' });
     const controller = new AbortController();
     const rendering = engineFor(server).render(job(), renderContext(controller.signal));
-    await until(() => server.requestsTo('GET', '/v1beta/models/').length >= 2);
+    await until(() => server.requestsTo('GET', '/v1beta/models/').length >= 2, 'two operation polls');
     const reason = new Error('cancelled by the client');
     controller.abort(reason);
     await assert.rejects(rendering, (error) => error === reason);

@@ -11,6 +11,7 @@ import { MODEL_IDS } from '../src/domain/models.js';
 import type { PublicModel, PublicModelList } from '../src/model-list.js';
 import { Api } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 
 let dir: string;
 const services: TestService[] = [];
@@ -38,11 +39,14 @@ async function models(api: Api): Promise<PublicModelList> {
 
 /** The list once `ready` holds for it: the worker pool registers itself as it starts. */
 async function modelsOnce(api: Api, ready: (list: PublicModelList) => boolean): Promise<PublicModelList> {
-  for (;;) {
-    const list = await models(api);
-    if (ready(list)) return list;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  return until(
+    async () => {
+      const list = await models(api);
+      return ready(list) ? list : undefined;
+    },
+    'the model list waited for',
+    { intervalMs: 20 },
+  );
 }
 
 const byId = (list: PublicModelList, id: string): PublicModel => {

@@ -351,7 +351,9 @@ describe('relay engine', () => {
     );
   });
 
-  it('rejects at once on an abort during the create, and cancels the task the create still made', async () => {
+  it('rejects at once on an abort during the create, and cancels the task the create still made', {
+    timeout: 60_000,
+  }, async () => {
     const requests: string[] = [];
     let created: () => void = () => undefined;
     const createSeen = new Promise<void>((resolve) => {
@@ -361,16 +363,21 @@ describe('relay engine', () => {
     const cancelSeen = new Promise<void>((resolve) => {
       cancelled = resolve;
     });
+    // The create's answer is held until the test sends it.
+    let sendCreateAnswer: () => void = () => undefined;
+    let createOpen = false;
     const slow = createServer((req, res) => {
       requests.push(`${req.method} ${req.url}`);
       req.resume();
       if (req.url === '/v1/videos/generations') {
-        created();
         const task = { id: 'task-slow-1', object: 'video.generation.task', status: 'pending', progress: 0 };
-        setTimeout(
-          () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(task)),
-          400,
-        );
+        createOpen = true;
+        res.on('close', () => {
+          createOpen = false;
+        });
+        sendCreateAnswer = () =>
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(task));
+        created();
       } else {
         if (req.url === '/v1/tasks/task-slow-1/cancel') cancelled();
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"code":"not_found"}}');
@@ -382,10 +389,13 @@ describe('relay engine', () => {
       const reason = new Error('stopped during the create');
       const rendering = engine({ base_url: url }).render(relayJob(), renderContext(controller.signal));
       await createSeen;
-      const abortedAt = Date.now();
       controller.abort(reason);
+      // Rejected while the create's answer is still held: it did not wait for it.
       await assert.rejects(rendering, (error) => error === reason);
-      assert.ok(Date.now() - abortedAt < 200, 'it did not wait for the create to answer');
+      assert.ok(createOpen, 'the create is still waiting for its answer');
+      assert.deepEqual(requests, ['POST /v1/videos/generations']);
+      // The answer, once it comes (within the grace the relay gives it), names the task to cancel.
+      sendCreateAnswer();
       await cancelSeen;
       assert.deepEqual(requests, ['POST /v1/videos/generations', 'POST /v1/tasks/task-slow-1/cancel']);
     } finally {
@@ -397,16 +407,19 @@ describe('relay engine', () => {
     const job = relayJob({ model: 'videogen-2.0-text-to-video', quality: '1080p', duration: 15 });
     const controller = new AbortController();
     const limit = new RunStopped('timeout');
-    const timer = setTimeout(() => controller.abort(limit), 1500);
+    // The deadline passes while the upstream renders (its first progress); the runner then aborts.
+    let expired = false;
+    const ctx = renderContext(controller.signal, {
+      onProgress: (fraction) => {
+        if (fraction > 0 && !expired) {
+          expired = true;
+          controller.abort(limit);
+        }
+      },
+    });
+    Object.defineProperty(ctx, 'deadline', { get: () => (expired ? Date.now() - 1 : Date.now() + 60_000) });
     const before = apiProxy.seen.length;
-    try {
-      await assert.rejects(
-        engine().render(job, renderContext(controller.signal, { deadlineMs: 1500 })),
-        (error: unknown) => error === limit,
-      );
-    } finally {
-      clearTimeout(timer);
-    }
+    await assert.rejects(engine().render(job, ctx), (error: unknown) => error === limit);
     const [taskId] = polledTaskIds(before);
     assert.ok(taskId);
     assert.ok(
@@ -427,13 +440,9 @@ describe('relay engine', () => {
     });
     const before = apiProxy.seen.length;
     const rendering = engine().render(job, ctx);
-    const abortedAt = await new Promise<number>((resolve) =>
-      controller.signal.addEventListener('abort', () => resolve(Date.now()), { once: true }),
-    );
     await assert.rejects(rendering, (error) => error === reason);
-    const tookMs = Date.now() - abortedAt;
-    assert.ok(tookMs < 3500, `rejected ${tookMs} ms after the abort`);
 
+    // Stopped, not waited for: the upstream task was cancelled mid-render rather than left to complete.
     const [taskId] = polledTaskIds(before);
     assert.ok(taskId);
     assert.ok(

@@ -42,6 +42,7 @@ import {
   jobMaker,
   renderContext,
 } from './helpers/render-jobs.js';
+import { until } from './helpers/until.js';
 
 const KEY = 'r8_TestKey4fJ9qLm2Xv7Rt1Bn6Wc3Zp8Hs5';
 const MODEL = 'bytedance/seedance-1-pro';
@@ -106,10 +107,6 @@ function createdInput(prompt: string): Record<string, unknown> {
   const create = fake.creates.find((c) => (c.body.input as { prompt?: unknown }).prompt === prompt);
   assert.ok(create, `a prediction was created for "${prompt}"`);
   return create.body.input as Record<string, unknown>;
-}
-
-async function until(condition: () => boolean): Promise<void> {
-  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 before(async () => {
@@ -387,9 +384,12 @@ describe('replicate engine: retries and failures', () => {
     const reason = new Error('cancelled by the client');
     const job = replicateJob({ prompt: 'cancelled while it runs' });
     const running = engine().render(job, renderContext(controller.signal));
-    await until(() => fake.running.some((id) => createdPromptOf(id) === job.params.prompt));
+    await until(
+      () => fake.running.some((id) => createdPromptOf(id) === job.params.prompt),
+      'the prediction running',
+    );
     const id = fake.running.find((running) => createdPromptOf(running) === job.params.prompt) as string;
-    await until(() => fake.prediction(id)?.status === 'processing');
+    await until(() => fake.prediction(id)?.status === 'processing', 'the prediction processing');
     controller.abort(reason);
     await assert.rejects(running, (error) => error === reason);
     assert.deepEqual(fake.cancelled.at(-1), id);

@@ -42,11 +42,17 @@ describe('roles', () => {
       quality: '480p',
       callback_url: hook.url,
     });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    assert.equal((await api.get(task.id)).body.status, 'pending', 'the API process renders nothing');
+    // The API process says, as it starts, how many worker slots it runs: none, so nothing here renders.
+    const serving = apiServer
+      .stdout()
+      .split('\n')
+      .find((line) => line.includes('"msg":"videogen is serving"'));
+    assert.ok(serving, apiServer.stdout());
+    const { role, workers } = JSON.parse(serving) as { role: string; workers: number };
+    assert.deepEqual({ role, workers }, { role: 'api', workers: 0 }, 'the API process runs no worker');
+    assert.equal((await api.get(task.id)).body.status, 'pending');
 
     worker = await startServer(serverEnv(join(workDir, 'data')), 30_000, ['worker']);
-    assert.equal(worker.printedKey(), undefined, 'a worker prints no key');
     const final: PublicTask = await api.waitForFinal(task.id, 60_000);
     assert.equal(final.status, 'completed', JSON.stringify(final.error));
     const video = await fetch(final.results?.[0] ?? '');
@@ -63,6 +69,12 @@ describe('roles', () => {
       metrics,
       /^videogen_tasks_finished_total\{model="videogen-2.0-fast-text-to-video",status="completed",error_code=""\} 1$/m,
     );
+    const apiMetrics = await (await fetch(`${apiServer.url}/metrics`)).text();
+    assert.doesNotMatch(apiMetrics, /^videogen_tasks_finished_total\{/m, 'the API process finished no task');
+
+    // Read once the worker has closed its stdout: a key banner would follow its "serving" line.
+    await worker.stop();
+    assert.equal(worker.printedKey(), undefined, 'a worker prints no key');
   });
 
   it('refuses an unknown role', async () => {

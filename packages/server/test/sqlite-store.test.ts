@@ -14,6 +14,36 @@ import { storeConformance } from './store-conformance.js';
 const run = promisify(execFile);
 const STORE_MODULE = new URL('../src/store/sqlite-store.js', import.meta.url).href;
 
+/** What a racing process runs first: it says it is ready, then waits for the word to go. */
+const READY_THEN_GO = `
+  process.stderr.write('ready\\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
+`;
+
+/**
+ * Runs `count` Node processes of `script` (which starts with READY_THEN_GO) and lets them go together once
+ * every one is ready, however long each took to start: their work overlaps on any machine.
+ */
+async function race(count: number, script: string): Promise<{ stdout: string; stderr: string }[]> {
+  const processes = Array.from({ length: count }, () =>
+    run(process.execPath, ['--input-type=module', '--eval', script]),
+  );
+  const ready = processes.map(
+    ({ child }) =>
+      new Promise<void>((resolve, reject) => {
+        let err = '';
+        child.stderr?.on('data', (chunk: Buffer) => {
+          err += chunk.toString();
+          if (err.includes('ready\n')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`exited with ${code} before it was ready: ${err}`)));
+      }),
+  );
+  await Promise.all(ready);
+  for (const { child } of processes) child.stdin?.end('go\n');
+  return Promise.all(processes);
+}
+
 const PARAMS = {
   prompt: 'p',
   image_urls: [],
@@ -106,20 +136,16 @@ describe('SqliteStore', () => {
 
   it('lets several processes migrate a new file at once', async () => {
     const path = join(dir, 'racing.db');
-    // Every process spins until the same instant, so their migrations overlap.
-    const startAt = Date.now() + 1500;
+    // Every process is let go at once, so their migrations overlap.
     const script = `
       const { SqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
       const store = new SqliteStore({ path: ${JSON.stringify(path)} });
-      while (Date.now() < ${startAt});
+      ${READY_THEN_GO}
       await store.migrate();
       await store.createAccount();
       await store.close();
     `;
-    const processes = Array.from({ length: 4 }, () =>
-      run(process.execPath, ['--input-type=module', '--eval', script]),
-    );
-    await Promise.all(processes);
+    await race(4, script);
     const store = new SqliteStore({ path });
     await store.migrate();
     assert.equal(await store.countAccounts(), 4);
@@ -157,21 +183,18 @@ describe('SqliteStore', () => {
     }
     // Separate processes, as in production: a store's busy wait blocks its own event loop, so stores sharing
     // a file inside one process are not a configuration videogen runs.
-    const startAt = Date.now() + 1500;
     const script = `
       const { SqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
       const store = new SqliteStore({ path: ${JSON.stringify(path)} });
       const claimed = [];
-      while (Date.now() < ${startAt});
+      ${READY_THEN_GO}
       for (let task; (task = await store.claimTask({ workerId: 'w-' + process.pid, leaseMs: 60000, maxAttempts: 3 })); ) {
         claimed.push(task.id);
       }
       await store.close();
       process.stdout.write(JSON.stringify(claimed));
     `;
-    const outputs = await Promise.all(
-      Array.from({ length: 3 }, () => run(process.execPath, ['--input-type=module', '--eval', script])),
-    );
+    const outputs = await race(3, script);
     const claimed = outputs.flatMap(({ stdout }) => JSON.parse(stdout) as string[]);
     assert.equal(claimed.length, 12);
     assert.deepEqual(new Set(claimed), ids);

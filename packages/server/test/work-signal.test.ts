@@ -8,6 +8,7 @@ import { LocalWorkSignal } from '../src/store/local-work-signal.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { channelName, PgWorkSignal, type PgWorkSignalOptions } from '../src/store/pg-work-signal.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+import { until } from './helpers/until.js';
 
 const postgres = await postgresSuite();
 
@@ -132,51 +133,73 @@ describe('PgWorkSignal', postgres, () => {
 
   const namespace = () => `t_${randomBytes(6).toString('hex')}`;
 
+  // PostgreSQL delivers notifications in the order they were committed, and `notify` resolves once its
+  // pg_notify has been. So once a listener has heard a later notification (a barrier, on 'cancellations',
+  // which these tests do not otherwise use), every earlier one has reached it or never will: counts read then
+  // are final, without waiting to see that nothing else comes.
+
   it('wakes a listener of another instance, for its topic only', async () => {
     const ns = namespace();
     const sender = open({ namespace: ns });
     const receiver = open({ namespace: ns });
     const tasks = counter();
     const deliveries = counter();
+    const barrier = counter();
     receiver.subscribe('tasks', tasks.listener);
     receiver.subscribe('deliveries', deliveries.listener);
+    receiver.subscribe('cancellations', barrier.listener);
     await receiver.listening();
     // Listening began with one catch-up call each.
     await tasks.reach(1);
     await deliveries.reach(1);
+    await barrier.reach(1);
 
     await sender.notify('tasks');
     await tasks.reach(2);
     await sender.notify('deliveries');
     await sender.notify('deliveries');
     await deliveries.reach(3);
-    await delay(100);
-    assert.equal(tasks.calls, 2);
-    assert.equal(deliveries.calls, 3);
+    await sender.notify('cancellations');
+    await barrier.reach(2);
+    assert.deepEqual([tasks.calls, deliveries.calls, barrier.calls], [2, 3, 2]);
   });
 
   it('wakes its own listeners at once, and once, not again on PostgreSQL’s echo', async () => {
-    const signal = open({ namespace: namespace() });
+    const ns = namespace();
+    const signal = open({ namespace: ns });
     const tasks = counter();
+    const barrier = counter();
     signal.subscribe('tasks', tasks.listener);
+    signal.subscribe('cancellations', barrier.listener);
     await signal.listening();
     await tasks.reach(1);
+    await barrier.reach(1);
     await signal.notify('tasks');
     assert.equal(tasks.calls, 2, 'called before notify resolved');
-    await delay(200);
-    assert.equal(tasks.calls, 2);
+    // The barrier comes from another instance, committed after the echo: delivered after it.
+    await open({ namespace: ns }).notify('cancellations');
+    await barrier.reach(2);
+    assert.equal(tasks.calls, 2, 'the echo woke nobody');
+    assert.equal(barrier.calls, 2);
   });
 
   it('keeps namespaces apart', async () => {
     const sender = open({ namespace: namespace() });
-    const elsewhere = open({ namespace: namespace() });
+    const ns = namespace();
+    const elsewhere = open({ namespace: ns });
     const tasks = counter();
+    const barrier = counter();
     elsewhere.subscribe('tasks', tasks.listener);
+    elsewhere.subscribe('cancellations', barrier.listener);
     await elsewhere.listening();
     await tasks.reach(1);
+    await barrier.reach(1);
     await sender.notify('tasks');
-    await delay(200);
-    assert.equal(tasks.calls, 1);
+    // The barrier comes in the listener's own namespace, committed after the other namespace's notification.
+    await open({ namespace: ns }).notify('cancellations');
+    await barrier.reach(2);
+    assert.equal(tasks.calls, 1, 'the other namespace woke nobody');
+    assert.equal(barrier.calls, 2);
   });
 
   it('reconnects after its connection is killed, calls every listener once, and hears again', async () => {
@@ -187,11 +210,14 @@ describe('PgWorkSignal', postgres, () => {
     const receiver = open({ namespace: ns, applicationName, onError: (error) => errors.push(error) });
     const tasks = counter();
     const deliveries = counter();
+    const barrier = counter();
     receiver.subscribe('tasks', tasks.listener);
     receiver.subscribe('deliveries', deliveries.listener);
+    receiver.subscribe('cancellations', barrier.listener);
     await receiver.listening();
     await tasks.reach(1);
     await deliveries.reach(1);
+    await barrier.reach(1);
 
     const { rows } = await raw.query<{ killed: boolean }>(
       'select pg_terminate_backend(pid) as killed from pg_stat_activity where application_name = $1',
@@ -204,33 +230,47 @@ describe('PgWorkSignal', postgres, () => {
     await deliveries.reach(2);
     await receiver.listening();
     assert.ok(errors.length >= 1, 'the lost connection was reported');
-    assert.deepEqual([tasks.calls, deliveries.calls], [2, 2], 'one catch-up call each');
+    assert.deepEqual([tasks.calls, deliveries.calls, barrier.calls], [2, 2, 2], 'one catch-up call each');
 
     await sender.notify('tasks');
     await tasks.reach(3);
-    await delay(100);
-    assert.equal(tasks.calls, 3);
-    assert.equal(deliveries.calls, 2);
+    await sender.notify('cancellations');
+    await barrier.reach(3);
+    assert.deepEqual([tasks.calls, deliveries.calls, barrier.calls], [3, 2, 3], 'heard again, once');
   });
 
   it('never rejects when PostgreSQL is unreachable, reports it, and stops retrying once closed', async () => {
-    const errors: unknown[] = [];
-    const signal = new PgWorkSignal({
-      connectionString: 'postgres://postgres@127.0.0.1:1/test',
-      reconnect: { initialDelayMs: 10, maxDelayMs: 20 },
-      onError: (error) => errors.push(error),
-    });
-    const tasks = counter();
-    signal.subscribe('tasks', tasks.listener);
-    await signal.notify('tasks');
-    assert.equal(tasks.calls, 1, 'listeners in this process are still woken');
-    await delay(150);
-    assert.ok(errors.length >= 2, 'the failed notify and connection attempts were reported');
-    await signal.close();
-    const reported = errors.length;
-    await delay(100);
-    assert.ok(errors.length <= reported + 1);
-    await assert.rejects(signal.listening(), /closed/);
+    // Counts the attempts to connect to the unreachable port: a retry's timer starts one synchronously.
+    const connect = pg.Client.prototype.connect;
+    let attempts = 0;
+    pg.Client.prototype.connect = function (this: pg.Client, ...args: unknown[]) {
+      if (this.port === 1) attempts++;
+      return (connect as (...args: unknown[]) => unknown).apply(this, args);
+    } as typeof connect;
+    try {
+      const errors: unknown[] = [];
+      const signal = new PgWorkSignal({
+        connectionString: 'postgres://postgres@127.0.0.1:1/test',
+        reconnect: { initialDelayMs: 10, maxDelayMs: 20 },
+        onError: (error) => errors.push(error),
+      });
+      const tasks = counter();
+      signal.subscribe('tasks', tasks.listener);
+      await signal.notify('tasks');
+      assert.equal(tasks.calls, 1, 'listeners in this process are still woken');
+      await until(() => errors.length >= 3 && attempts >= 2, 'a failed notify and two failed connections');
+      await signal.close();
+      const tried = attempts;
+      const reported = errors.length;
+      // A retry timer set before the close expires within 25 ms (20 ms, jitter included). Timers fire in the
+      // order they expire, so by the time this later one fires, any such retry would have started.
+      await delay(100);
+      assert.equal(attempts, tried, 'no attempt to connect after the close');
+      assert.ok(errors.length <= reported + 1, 'at most the attempt under way is reported');
+      await assert.rejects(signal.listening(), /closed/);
+    } finally {
+      pg.Client.prototype.connect = connect;
+    }
   });
 
   describe('from PgStore.createWorkSignal', () => {
@@ -238,27 +278,47 @@ describe('PgWorkSignal', postgres, () => {
 
     it('signals between stores sharing a schema, not to other schemas', async () => {
       const shared = schema();
-      const stores = [shared, shared, schema()].map(
+      const separate = schema();
+      const stores = [shared, shared, separate].map(
         (name) => new PgStore({ connectionString: TEST_DATABASE_URL, schema: name, poolSize: 2 }),
       );
       const [a, b, other] = stores.map((store) => store.createWorkSignal());
       assert.ok(a && b && other);
       try {
         const heard = new Map<string, ReturnType<typeof counter>>();
+        const barrier = counter();
         for (const [name, signal] of [
           ['b', b],
           ['other', other],
         ] as const) {
           const c = counter();
           heard.set(name, c);
+          // Both before listening starts, which calls every listener subscribed by then once.
           signal.subscribe('deliveries' satisfies WorkTopic, c.listener);
+          if (name === 'other') signal.subscribe('cancellations', barrier.listener);
           await signal.listening();
           await c.reach(1);
         }
+        await barrier.reach(1);
         await a.notify('deliveries');
         await heard.get('b')?.reach(2);
-        await delay(100);
-        assert.equal(heard.get('other')?.calls, 1);
+        // The barrier comes from a store of the other schema, committed after a's notification.
+        const otherSender = new PgStore({
+          connectionString: TEST_DATABASE_URL,
+          schema: separate,
+          poolSize: 1,
+        });
+        const sending = otherSender.createWorkSignal();
+        try {
+          assert.ok(sending);
+          await sending.notify('cancellations');
+          await barrier.reach(2);
+        } finally {
+          await sending?.close();
+          await otherSender.close();
+        }
+        assert.equal(heard.get('other')?.calls, 1, 'the other schema heard nothing');
+        assert.equal(barrier.calls, 2);
       } finally {
         await Promise.all([a, b, other].map((signal) => signal.close()));
         await Promise.all(stores.map((store) => store.close()));

@@ -16,9 +16,11 @@ import { TaskFailure } from '../src/errors.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { Engine, RenderContext, RenderJob } from '../src/ports/engine.js';
 import { resultKey } from '../src/result-links.js';
+import { RunStopped } from '../src/runner/run-task.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { until } from './helpers/until.js';
 
 let dir: string;
 let store: SqliteStore;
@@ -76,19 +78,17 @@ async function createTask(): Promise<string> {
   return id;
 }
 
-async function until(
-  taskId: string,
-  done: (task: TaskRecord) => boolean,
-  timeoutMs = 10_000,
-): Promise<TaskRecord> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const task = await store.getTask(taskId);
-    assert.ok(task);
-    if (done(task)) return task;
-    if (Date.now() > deadline) throw new Error(`task stayed ${task.status}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The task once `done` holds for it. */
+async function taskUntil(taskId: string, done: (task: TaskRecord) => boolean): Promise<TaskRecord> {
+  return until(
+    async () => {
+      const task = await store.getTask(taskId);
+      assert.ok(task);
+      return done(task) ? task : undefined;
+    },
+    `task ${taskId} reaching the state waited for`,
+    { intervalMs: 20 },
+  );
 }
 
 const final = (task: TaskRecord) => task.status === 'completed' || task.status === 'failed';
@@ -126,7 +126,7 @@ describe('worker pool', () => {
     (await setUp(writingEngine)).start();
     const id = await createTask();
     pool?.notify();
-    const task = await until(id, final);
+    const task = await taskUntil(id, final);
     assert.equal(task.status, 'completed');
     assert.equal(task.progress, 100);
     assert.equal(task.resultKey, resultKey(id));
@@ -142,7 +142,7 @@ describe('worker pool', () => {
       },
     };
     (await setUp(engine)).start();
-    const task = await until(await createTask(), final);
+    const task = await taskUntil(await createTask(), final);
     assert.equal(task.status, 'failed');
     assert.deepEqual(task.error, { code: 'invalid_asset', message: 'image_urls[0]: not an image' });
   });
@@ -156,21 +156,21 @@ describe('worker pool', () => {
       },
     };
     (await setUp(engine)).start();
-    const task = await until(await createTask(), final);
+    const task = await taskUntil(await createTask(), final);
     assert.equal(task.error?.code, 'generation_failed');
     assert.doesNotMatch(task.error?.message ?? '', /deadbeef|secret/);
   });
 
   it('fails with generation_failed when an engine reports success but writes nothing', async () => {
     (await setUp({ name: 'idle', async check() {}, async render() {} })).start();
-    const task = await until(await createTask(), final);
+    const task = await taskUntil(await createTask(), final);
     assert.equal(task.error?.code, 'generation_failed');
   });
 
   it('stops a render past the time limit and fails the task with timeout', async () => {
     const aborted: unknown[] = [];
     (await setUp(hangingEngine(aborted), { taskTimeoutMs: 300 })).start();
-    const task = await until(await createTask(), final);
+    const task = await taskUntil(await createTask(), final);
     assert.equal(task.status, 'failed');
     assert.equal(task.error?.code, 'timeout');
     assert.equal(aborted.length, 1);
@@ -178,17 +178,17 @@ describe('worker pool', () => {
 
   it('stops a render whose lease another worker took, and leaves the task to that worker', async () => {
     const aborted: unknown[] = [];
-    (await setUp(hangingEngine(aborted), { leaseMs: 300 })).start();
+    (await setUp(hangingEngine(aborted), { leaseMs: 300, taskTimeoutMs: 600_000 })).start();
     const id = await createTask();
-    await until(id, (t) => t.status === 'processing');
+    await taskUntil(id, (t) => t.status === 'processing');
     // Another worker claims the task as if the lease had run out; the next heartbeat finds it gone.
     await store.releaseTask({ taskId: id, attempt: 1, workerId: pool!.workerId });
     const stolen = await store.claimTask({ workerId: 'other-worker', leaseMs: 60_000, maxAttempts: 3 });
     assert.equal(stolen?.id, id);
-    const deadline = Date.now() + 3000;
-    while (aborted.length === 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => aborted.length > 0, 'the first render stopping');
     assert.equal(aborted.length, 1, 'the first render was stopped');
+    const [stopped] = aborted;
+    assert.ok(stopped instanceof RunStopped && stopped.reason === 'lease_lost', String(stopped));
     const task = await store.getTask(id);
     assert.equal(task?.status, 'processing');
     assert.equal(task?.leaseOwner, 'other-worker', 'the stopped run wrote nothing over the new claim');
@@ -196,18 +196,20 @@ describe('worker pool', () => {
 
   it('stops a render once its lease would have run out while the store was unreachable', async () => {
     const aborted: unknown[] = [];
-    (await setUp(hangingEngine(aborted), { leaseMs: 400 })).start();
+    // Nothing but the lost lease stops it early: the time limit is ten minutes off.
+    (await setUp(hangingEngine(aborted), { leaseMs: 400, taskTimeoutMs: 600_000 })).start();
     const id = await createTask();
-    await until(id, (t) => t.status === 'processing');
+    await taskUntil(id, (t) => t.status === 'processing');
     const cutOffAt = Date.now();
     store.renewLease = async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.5:5432');
     };
-    const deadline = Date.now() + 3000;
-    while (aborted.length === 0 && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => aborted.length > 0, 'the render stopping');
     assert.equal(aborted.length, 1, 'the render was stopped');
-    assert.ok(Date.now() - cutOffAt < 1500, 'within about a lease of losing the store');
+    const [stopped] = aborted;
+    assert.ok(stopped instanceof RunStopped && stopped.reason === 'lease_lost', String(stopped));
+    // Far from any machine's speed, and far from the time limit.
+    assert.ok(Date.now() - cutOffAt < 60_000, 'stopped for the lease, long before the time limit');
     assert.equal((await store.getTask(id))?.status, 'processing', 'left for the next claim after the lease');
   });
 
@@ -220,7 +222,7 @@ describe('worker pool', () => {
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     pool?.start();
-    const task = await until(id, final);
+    const task = await taskUntil(id, final);
     assert.equal(task.status, 'failed');
     assert.equal(task.error?.code, 'worker_lost');
   });
@@ -230,7 +232,7 @@ describe('worker pool', () => {
     (await setUp(hangingEngine(aborted))).start();
     const id = await createTask();
     pool?.notify();
-    await until(id, (t) => t.status === 'processing' && t.progress > 0);
+    await taskUntil(id, (t) => t.status === 'processing' && t.progress > 0);
     await pool?.stop(0);
     pool = undefined;
     const task = await store.getTask(id);

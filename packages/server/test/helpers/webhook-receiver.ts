@@ -30,7 +30,7 @@ export interface WebhookReceiver {
   readonly open: number;
   /** The most requests that were open at once. */
   readonly peakOpen: number;
-  /** Resolves once `count` requests have arrived; rejects after `timeoutMs`. */
+  /** Resolves once `count` requests have arrived; rejects after `timeoutMs` (default 30 s: only a failure waits it out). */
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedWebhook[]>;
   close(): Promise<void>;
 }
@@ -73,7 +73,7 @@ export async function startWebhookReceiver(
     get peakOpen() {
       return peakOpen;
     },
-    waitFor(count, timeoutMs = 10_000) {
+    waitFor(count, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (received.length < count) return;
