@@ -288,6 +288,10 @@ async function cases(store: Store, probe: Probe, scope: TaskScope): Promise<Case
       },
     ],
     [', created in a 30-day window', { createdAfter: START + 60 * DAY, createdBefore: START + 90 * DAY }],
+    [
+      ', status=failed, model=videogen-2.0-text-to-video, created after day 60',
+      { status: 'failed', model: 'videogen-2.0-text-to-video', createdAfter: START + 60 * DAY },
+    ],
   ];
   const list: Case[] = [];
   const polled = await store.listTasks(scope, { limit: 100 });
