@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
 import { storeConformance } from './store-conformance.js';
 
 const postgres = await postgresSuite();
@@ -25,6 +26,17 @@ const PARAMS: GenerationParams = {
   seed: 7,
   callback_url: 'https://hooks.example.com/videogen',
 };
+
+interface PlanNode {
+  readonly 'Node Type': string;
+  readonly 'Index Name'?: string;
+  readonly 'Index Cond'?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+function planNodes(node: PlanNode | undefined): PlanNode[] {
+  return node ? [node, ...(node.Plans ?? []).flatMap(planNodes)] : [];
+}
 
 const TABLES = [
   'accounts',
@@ -333,6 +345,73 @@ describe('PostgreSQL', postgres, () => {
           (await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3 }))?.id,
           held.id,
         );
+      }));
+
+    it('reads every page of GET /v1/tasks by one index scan in order, with no sort, however deep', () =>
+      withStores(1, async ([store], schemaName) => {
+        assert.ok(store);
+        await store.migrate();
+        const accounts = [(await store.createAccount()).id, (await store.createAccount()).id];
+        const tasks = `"${schemaName}".tasks`;
+        // Enough tasks, and statistics on them, for the planner to choose as it would in production.
+        await raw.query(
+          `insert into ${tasks} (id, account_id, environment, model, status, progress, params, attempts,
+                                 created_at, updated_at)
+           select 'task-unified-' || lpad(g::text, 26, '0'),
+                  case when hashint4(g) % 3 = 0 then $2 else $1 end,
+                  case when hashint4(g + 100000) % 5 = 0 then 'development' else 'production' end,
+                  (array['videogen-2.0-text-to-video', 'videogen-2.0-image-to-video',
+                         'videogen-2.0-reference-to-video', 'videogen-2.0-fast-text-to-video',
+                         'videogen-2.0-fast-image-to-video',
+                         'videogen-2.0-fast-reference-to-video'])[1 + abs(hashint4(g + 200000)) % 6],
+                  case when g > 29950 then 'pending' when abs(hashint4(g + 300000)) % 100 < 7 then 'failed'
+                       else 'completed' end,
+                  100, '{}', 1, 1700000000000 + g * 50, 1700000000000 + g * 50
+             from generate_series(1, 30000) as g`,
+          accounts,
+        );
+        await raw.query(`analyze ${tasks}`);
+        const planner = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        await planner.connect();
+        try {
+          await planner.query(`set search_path to "${schemaName}"`);
+          for (const { name, query } of plannedPages()) {
+            const { sql, parameters } = compiledPage(
+              'postgres',
+              { accountId: accounts[0] ?? '', environment: 'production' },
+              query,
+            );
+            const { rows } = await planner.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(
+              `explain (format json) ${sql}`,
+              [...parameters],
+            );
+            const nodes = planNodes(rows[0]?.['QUERY PLAN'][0].Plan);
+            const types = nodes.map((node) => node['Node Type']);
+            assert.ok(!types.some((type) => type.includes('Sort')), `${name}: ${types.join(' > ')}`);
+            const scans = nodes.filter((node) => node['Index Name']);
+            assert.equal(scans.length, 1, `${name}: ${types.join(' > ')}`);
+            // A page of one status may also go by claiming's (status, created_at, id), in order too, when the
+            // planner reckons the scope's matches come soon enough in it.
+            const index =
+              query.status && query.model
+                ? 'tasks_list_status_model'
+                : query.status
+                  ? '(tasks_list_status|tasks_claim)'
+                  : query.model
+                    ? 'tasks_list_model'
+                    : 'tasks_list';
+            assert.match(scans[0]?.['Index Name'] ?? '', new RegExp(`^${index}$`), name);
+            if (query.after) {
+              assert.match(
+                scans[0]?.['Index Cond'] ?? '',
+                /ROW\(created_at, id\) < ROW/,
+                `${name}: the cursor bounds the scan`,
+              );
+            }
+          }
+        } finally {
+          await planner.end();
+        }
       }));
 
     it('round-trips epoch milliseconds through bigint columns exactly, from 0 to 2^53 - 1', async () => {

@@ -10,7 +10,7 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { ModelId } from '../src/domain/models.js';
 import type { Environment, TaskRecord, TaskScope } from '../src/domain/task.js';
 import { NO_LIMITS } from '../src/domain/usage.js';
-import type { ApiKeyRecord, Claim, ClaimRouting, Store } from '../src/ports/store.js';
+import type { ApiKeyRecord, Claim, ClaimRouting, Store, TaskListQuery } from '../src/ports/store.js';
 import { deliveryStoreConformance } from './delivery-store-conformance.js';
 import { type Clock, storeHarness, T0 } from './helpers/store-harness.js';
 import { usageStoreConformance } from './usage-store-conformance.js';
@@ -1131,6 +1131,90 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           const processing = await store.listTasks(scope, { limit: 100, status: 'processing' });
           assert.equal(processing.tasks.length, 1);
           assert.equal(processing.hasMore, false);
+        }));
+
+      it('pages deep through many tasks of one creation time, with filters, skipping and repeating none', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const other = await newScope(store);
+          const ids: string[] = [];
+          const add = async (at: number, count: number) => {
+            clock.now = at;
+            for (let i = 0; i < count; i++) {
+              ids.push((await addTask(store, scope, i % 3 === 0 ? IMAGE : TEXT)).id);
+              if (i % 4 === 0) await addTask(store, other, IMAGE);
+            }
+          };
+          await add(T0, 10);
+          await add(T0 + 1000, 60);
+          await add(T0 + 2000, 10);
+          // The 30 oldest of both scopes are claimed: the first 13, and 17 of the tied ones in id order, so the
+          // tied tasks are of both statuses.
+          for (let i = 0; i < 30; i++) assert.ok(await claim(store, 'worker-1', 3));
+          const tasks = await Promise.all(ids.map((id) => mustGet(store, id)));
+
+          const filters: Omit<TaskListQuery, 'limit' | 'after'>[] = [
+            {},
+            { model: IMAGE },
+            { status: 'processing' },
+            { status: 'pending', model: TEXT },
+            { createdAfter: T0 + 1000, createdBefore: T0 + 1001 },
+            { createdAfter: T0 + 1, createdBefore: T0 + 2000 },
+            { createdBefore: T0 + 1000 },
+          ];
+          for (const filter of filters) {
+            const label = JSON.stringify(filter);
+            const expected = tasks.filter(
+              (task) =>
+                (!filter.status || task.status === filter.status) &&
+                (!filter.model || task.model === filter.model) &&
+                (filter.createdAfter === undefined || task.createdAt >= filter.createdAfter) &&
+                (filter.createdBefore === undefined || task.createdAt < filter.createdBefore),
+            );
+            const whole = await store.listTasks(scope, { ...filter, limit: 100 });
+            assert.equal(whole.hasMore, false, label);
+            assert.deepEqual(
+              new Set(whole.tasks.map((task) => task.id)),
+              new Set(expected.map((task) => task.id)),
+              `${label}: the scope's matching tasks`,
+            );
+            for (const [i, task] of whole.tasks.entries()) {
+              const before = whole.tasks[i - 1];
+              assert.ok(!before || before.createdAt >= task.createdAt, `${label}: newest first`);
+            }
+            for (const limit of [1, 7]) {
+              const paged: string[] = [];
+              let after: { createdAt: number; id: string } | undefined;
+              for (let page = 0; page <= 80; page++) {
+                const { tasks: got, hasMore } = await store.listTasks(scope, {
+                  ...filter,
+                  limit,
+                  ...(after ? { after } : {}),
+                });
+                paged.push(...got.map((task) => task.id));
+                const last = got.at(-1);
+                if (!hasMore || !last) break;
+                after = { createdAt: last.createdAt, id: last.id };
+              }
+              assert.deepEqual(
+                paged,
+                whole.tasks.map((task) => task.id),
+                `${label}, ${limit} a page: every task once, in the order of one whole page`,
+              );
+            }
+          }
+
+          const newest = tasks.find((task) => task.createdAt === T0 + 2000);
+          assert.ok(newest);
+          assert.deepEqual(
+            await store.listTasks(scope, {
+              limit: 100,
+              createdBefore: T0 + 1000,
+              after: { createdAt: newest.createdAt, id: newest.id },
+            }),
+            await store.listTasks(scope, { limit: 100, createdBefore: T0 + 1000 }),
+            'a cursor later than created_before leaves the window whole',
+          );
         }));
 
       it('cancels pending and processing tasks once, fencing the worker out, and leaves final ones', () =>

@@ -13,6 +13,7 @@ import * as dashboard from './0007-dashboard.js';
 import * as engineRouting from './0008-engine-routing.js';
 import * as usageAndBudgets from './0009-usage-and-budgets.js';
 import * as workers from './0010-workers.js';
+import * as taskListIndexes from './0011-task-list-indexes.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -25,6 +26,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0008-engine-routing': engineRouting,
   '0009-usage-and-budgets': usageAndBudgets,
   '0010-workers': workers,
+  '0011-task-list-indexes': taskListIndexes,
 };
 
 const provider: MigrationProvider = {
