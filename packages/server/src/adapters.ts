@@ -25,6 +25,8 @@ export interface StoreOptions {
   readonly onError?: (error: unknown) => void;
   /** The store's clock (epoch ms): tests move it to expire leases and cached API keys without waiting. */
   readonly now?: () => number;
+  /** SQLite: checkpoint the WAL from a worker thread (the server; sqlite-checkpointer.ts). */
+  readonly checkpointInBackground?: boolean;
 }
 
 function isPostgresUrl(databaseUrl: string): boolean {
@@ -44,7 +46,12 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     throw new ConfigError('VIDEOGEN_DATABASE_SCHEMA', 'applies to PostgreSQL only; unset it for SQLite.');
   }
   const path = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl;
-  return new SqliteStore({ path, ...(options.now ? { now: options.now } : {}) });
+  return new SqliteStore({
+    path,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.checkpointInBackground ? { checkpointInBackground: true } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
 }
 
 /** Fails at start, not at the first request, when the storage is unreachable or misconfigured. */

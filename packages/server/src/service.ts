@@ -71,6 +71,7 @@ export async function startService(
   const store = openStore(config.databaseUrl, {
     schema: config.databaseSchema,
     onError: onStoreError,
+    checkpointInBackground: true,
     ...(options.now ? { now: options.now } : {}),
   });
   await store.migrate();
