@@ -23,6 +23,10 @@ export interface StoreOptions {
   readonly schema?: string | undefined;
   /** Told about connection failures the store recovers from by itself. */
   readonly onError?: (error: unknown) => void;
+  /** The store's clock (epoch ms): tests move it to expire leases and cached API keys without waiting. */
+  readonly now?: () => number;
+  /** SQLite: checkpoint the WAL from a worker thread (the server; sqlite-checkpointer.ts). */
+  readonly checkpointInBackground?: boolean;
 }
 
 function isPostgresUrl(databaseUrl: string): boolean {
@@ -35,13 +39,19 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       connectionString: databaseUrl,
       ...(options.schema ? { schema: options.schema } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
   }
   if (options.schema) {
     throw new ConfigError('VIDEOGEN_DATABASE_SCHEMA', 'applies to PostgreSQL only; unset it for SQLite.');
   }
   const path = databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : databaseUrl;
-  return new SqliteStore({ path });
+  return new SqliteStore({
+    path,
+    ...(options.now ? { now: options.now } : {}),
+    ...(options.checkpointInBackground ? { checkpointInBackground: true } : {}),
+    ...(options.onError ? { onError: options.onError } : {}),
+  });
 }
 
 /** Fails at start, not at the first request, when the storage is unreachable or misconfigured. */

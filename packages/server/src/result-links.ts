@@ -11,6 +11,9 @@ export type ResultUrl = (taskId: string) => Promise<string>;
 
 const EXPIRY_BUCKET_SECONDS = 3600;
 
+/** Links kept signed; past this the oldest go first (a miss only costs an HMAC). */
+const SIGNED_LINKS_KEPT = 10_000;
+
 export interface VerifiedLink {
   readonly taskId: string;
   readonly key: string;
@@ -25,6 +28,8 @@ export class ResultLinks {
   readonly #secret: string;
   readonly #ttlSeconds: number;
   readonly #now: () => number;
+  /** The last link made for each task: polls in the same hour get the same one without signing it again. */
+  readonly #signed = new Map<string, string>();
 
   constructor(options: { publicUrl: () => string; secret: string; ttlSeconds: number; now?: () => number }) {
     this.#publicUrl = options.publicUrl;
@@ -40,8 +45,14 @@ export class ResultLinks {
   urlFor(taskId: string): string {
     const earliest = Math.floor(this.#now() / 1000) + this.#ttlSeconds;
     const expires = Math.ceil(earliest / EXPIRY_BUCKET_SECONDS) * EXPIRY_BUCKET_SECONDS;
-    const signature = this.#sign(taskId, expires);
-    return `${this.#publicUrl()}/v1/results/${taskId}.mp4?expires=${expires}&signature=${signature}`;
+    const base = `${this.#publicUrl()}/v1/results/${taskId}.mp4?expires=${expires}&signature=`;
+    const kept = this.#signed.get(taskId);
+    if (kept?.startsWith(base)) return kept;
+    const url = base + this.#sign(taskId, expires);
+    if (this.#signed.size >= SIGNED_LINKS_KEPT)
+      this.#signed.delete(this.#signed.keys().next().value as string);
+    this.#signed.set(taskId, url);
+    return url;
   }
 
   /** The link's target when the signature matches and it has not expired. */

@@ -46,7 +46,16 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, logger: Logger): Promise<Service> {
+export interface ServiceOptions {
+  /** The store's clock (epoch ms), for tests; `Date.now` when absent. */
+  readonly now?: () => number;
+}
+
+export async function startService(
+  config: Config,
+  logger: Logger,
+  options: ServiceOptions = {},
+): Promise<Service> {
   const servesApi = config.role !== 'worker';
   const runsWorkers = config.role !== 'api' && config.workerConcurrency > 0;
   // Before anything is opened: a mistake in the engines file stops the start with its own message. API
@@ -59,7 +68,12 @@ export async function startService(config: Config, logger: Logger): Promise<Serv
   const scratch = await ScratchSpace.open({
     onRemoved: (path) => logger.info({ path }, 'removed the temporary files of a process that is gone'),
   });
-  const store = openStore(config.databaseUrl, { schema: config.databaseSchema, onError: onStoreError });
+  const store = openStore(config.databaseUrl, {
+    schema: config.databaseSchema,
+    onError: onStoreError,
+    checkpointInBackground: true,
+    ...(options.now ? { now: options.now } : {}),
+  });
   await store.migrate();
   // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
   // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.

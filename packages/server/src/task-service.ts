@@ -16,6 +16,7 @@ import type { InputCheck } from './engines/routed-inputs.js';
 import { ApiError } from './errors.js';
 import type { Storage } from './ports/storage.js';
 import type { NewTask, Store } from './ports/store.js';
+import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
 import { deleteTaskFiles } from './task-files.js';
 
@@ -45,6 +46,7 @@ export class TaskService {
   readonly #resultUrl: ResultUrl;
   readonly #assets: { storage: Storage; maxBytes: number; tempDir?: string } | undefined;
   readonly #maxQueuedTasks: number;
+  readonly #queueRoom: QueueRoom;
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
   readonly #onCancelled: (task: TaskRecord) => void;
@@ -60,7 +62,10 @@ export class TaskService {
      * when absent); kept inline in the task when absent.
      */
     assets?: { storage: Storage; maxBytes: number; tempDir?: string };
-    /** Creation answers 503 `overloaded` while this many tasks are pending; 0 or absent: no cap. */
+    /**
+     * Creation answers 503 `overloaded` while this many tasks are pending; 0 or absent: no cap. How exactly it
+     * holds: queue-room.ts.
+     */
     maxQueuedTasks?: number;
     onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
@@ -77,6 +82,10 @@ export class TaskService {
     this.#resultUrl = options.resultUrl;
     this.#assets = options.assets;
     this.#maxQueuedTasks = options.maxQueuedTasks ?? 0;
+    this.#queueRoom = new QueueRoom({
+      cap: this.#maxQueuedTasks,
+      countPending: () => options.store.countPendingTasks(),
+    });
     this.#onCreated = options.onCreated ?? (() => {});
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
     this.#onCancelled = options.onCancelled ?? (() => {});
@@ -236,13 +245,9 @@ export class TaskService {
     return toPublicDelivery({ ...created, attempts: [] });
   }
 
-  /**
-   * The global queue cap: refused before anything is stored. Checked, not reserved, so creations racing at the
-   * cap may pass it by a few.
-   */
+  /** The global queue cap: refused before anything is stored. */
   async #checkQueueRoom(): Promise<void> {
-    if (this.#maxQueuedTasks === 0) return;
-    if ((await this.#store.countPendingTasks()) < this.#maxQueuedTasks) return;
+    if (await this.#queueRoom.admit()) return;
     throw new ApiError(
       'overloaded',
       `The queue is full (${this.#maxQueuedTasks} tasks waiting); retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s.`,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -66,6 +66,13 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/** A copy of the database file alone, as it would be read without its WAL. */
+async function copyWithoutWal(path: string): Promise<string> {
+  const copy = join(dir, `file-only-${++files}.db`);
+  await copyFile(path, copy);
+  return copy;
+}
+
 storeConformance(
   'SQLite in memory',
   async (clock) => new SqliteStore({ path: ':memory:', now: () => clock.now }),
@@ -76,6 +83,41 @@ storeConformance(
 );
 
 describe('SqliteStore', () => {
+  it('checkpoints the WAL from its worker thread, without a commit reaching the automatic threshold', async () => {
+    const path = join(dir, 'background-checkpoints.db');
+    const store = new SqliteStore({ path, checkpointInBackground: true });
+    try {
+      await store.migrate();
+      const account = await store.createAccount();
+      const raw = new BetterSqlite3(path, { readonly: true });
+      try {
+        assert.equal(
+          raw.pragma('wal_autocheckpoint', { simple: true }),
+          1000,
+          "another connection's default",
+        );
+        // The migrations and the account are far below 1000 pages: only the worker moves them into the file.
+        // Read from the file alone (no WAL): once checkpointed, the account is there.
+        for (;;) {
+          const fileOnly = new BetterSqlite3(await copyWithoutWal(path), { readonly: true });
+          try {
+            const found = fileOnly.prepare('select count(*) as n from accounts where id = ?').get(account.id);
+            if ((found as { n: number } | undefined)?.n === 1) break;
+          } catch {
+            // Not even the schema checkpointed yet.
+          } finally {
+            fileOnly.close();
+          }
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      } finally {
+        raw.close();
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('creates the parent directory and uses WAL', async () => {
     const path = join(dir, 'nested', 'deeper', 'videogen.db');
     const store = new SqliteStore({ path });

@@ -10,12 +10,14 @@ export const TASK_ID_PREFIX = 'task-unified-';
 /** `task-unified-` and 26 Crockford base32 characters: 130 random bits. */
 export function newTaskId(): string {
   const bytes = randomBytes(17);
-  let bits = 0n;
-  for (const byte of bytes) bits = (bits << 8n) | BigInt(byte);
   let suffix = '';
+  // Five bits at a time from the low end of the bytes read as one big-endian number (without BigInt, which cost
+  // a few percent of a creation).
   for (let i = 0; i < 26; i++) {
-    suffix += CROCKFORD[Number(bits & 31n)];
-    bits >>= 5n;
+    const bit = i * 5;
+    const last = 16 - (bit >> 3);
+    const window = (bytes[last] ?? 0) | ((bytes[last - 1] ?? 0) << 8);
+    suffix += CROCKFORD[(window >> (bit & 7)) & 31];
   }
   return TASK_ID_PREFIX + suffix;
 }

@@ -24,7 +24,10 @@ declare module 'fastify' {
   }
 }
 
-/** `last_used_at` is advisory; writing it at most once a minute per key keeps polling off the write path. */
+/**
+ * `last_used_at` is advisory; writing it at most once a minute per key (per process), without waiting for the
+ * write, keeps polling off the write path.
+ */
 const TOUCH_INTERVAL_MS = 60_000;
 
 function sameToken(sent: string, expected: string): boolean {
@@ -87,7 +90,10 @@ export function createAuthenticator(
     const at = now();
     if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
       lastTouched.set(key.id, at);
-      await store.touchApiKey(key.id, at);
+      // Not awaited: the answer never waits for (or fails with) bookkeeping.
+      store.touchApiKey(key.id, at).catch((error: unknown) => {
+        request.log.warn({ err: error, key_id: key.id }, "recording the API key's last use failed");
+      });
     }
   };
 }

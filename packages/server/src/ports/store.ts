@@ -252,7 +252,11 @@ export interface Store {
   getOrCreateSecret(name: string, generate: () => string): Promise<string>;
 
   createApiKey(key: NewApiKey): Promise<ApiKeyRecord>;
-  /** An active key (neither revoked nor past its rotation's grace period) by hash. */
+  /**
+   * An active key (neither revoked nor past its rotation's grace period) by hash. May answer from a lookup up to
+   * 1 s old: a key revoked, rotated or limited by another process keeps working here for at most 1 s more (its
+   * record's other fields may be as old); through this store it stops at once.
+   */
   findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined>;
   listApiKeys(accountId?: string): Promise<ApiKeyRecord[]>;
   /**

@@ -43,6 +43,7 @@ import type {
   WebhookSecret,
   WorkerLock,
 } from '../ports/store.js';
+import { ActiveKeyCache } from './active-key-cache.js';
 import type { Database } from './database-schema.js';
 import { getAccountLimits, setAccountLimits } from './operations/account-limits.js';
 import { cancelTask } from './operations/cancel-task.js';
@@ -119,11 +120,13 @@ export abstract class KyselyStore implements Store {
   protected readonly db: Kysely<Database>;
   protected readonly now: () => number;
   readonly #skipLocked: boolean;
+  readonly #activeKeys: ActiveKeyCache;
 
   protected constructor(db: Kysely<Database>, options: KyselyStoreOptions) {
     this.db = db;
     this.now = options.now ?? Date.now;
     this.#skipLocked = options.skipLocked;
+    this.#activeKeys = new ActiveKeyCache(this.now);
   }
 
   abstract migrate(): Promise<void>;
@@ -194,36 +197,42 @@ export abstract class KyselyStore implements Store {
   }
 
   findActiveApiKey(hash: string): Promise<ApiKeyRecord | undefined> {
-    return findActiveApiKey(this.db, hash, this.now());
+    return this.#activeKeys.find(hash, () => findActiveApiKey(this.db, hash, this.now()));
   }
 
   listApiKeys(accountId?: string): Promise<ApiKeyRecord[]> {
     return listApiKeys(this.db, accountId);
   }
 
-  revokeApiKey(idOrPrefix: string, accountId?: string): Promise<boolean> {
-    return revokeApiKey(this.db, idOrPrefix, accountId, this.now());
+  async revokeApiKey(idOrPrefix: string, accountId?: string): Promise<boolean> {
+    const revoked = await revokeApiKey(this.db, idOrPrefix, accountId, this.now());
+    this.#activeKeys.clear();
+    return revoked;
   }
 
-  rotateApiKey(
+  async rotateApiKey(
     id: string,
     accountId: string,
     replacement: Pick<NewApiKey, 'prefix' | 'hash'>,
     graceMs: number,
   ): Promise<ApiKeyRotation | undefined> {
-    return rotateApiKey(this.db, id, accountId, replacement, graceMs, this.now());
+    const rotation = await rotateApiKey(this.db, id, accountId, replacement, graceMs, this.now());
+    this.#activeKeys.clear();
+    return rotation;
   }
 
   touchApiKey(id: string, at: number): Promise<void> {
     return touchApiKey(this.db, id, at);
   }
 
-  setApiKeyLimits(
+  async setApiKeyLimits(
     idOrPrefix: string,
     limits: UsageLimits,
     accountId?: string,
   ): Promise<ApiKeyRecord | undefined> {
-    return setApiKeyLimits(this.db, idOrPrefix, limits, accountId, this.now());
+    const key = await setApiKeyLimits(this.db, idOrPrefix, limits, accountId, this.now());
+    this.#activeKeys.clear();
+    return key;
   }
 
   getAccountLimits(accountId: string): Promise<UsageLimits | undefined> {

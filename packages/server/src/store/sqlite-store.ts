@@ -7,6 +7,7 @@ import type { WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
+import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { withStatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
@@ -14,23 +15,43 @@ export interface SqliteStoreOptions {
   readonly path: string;
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
   readonly now?: () => number;
+  /**
+   * Checkpoint the WAL from a worker thread rather than in commits on the event loop (sqlite-checkpointer.ts):
+   * for the server, whose requests commit; a file only.
+   */
+  readonly checkpointInBackground?: boolean;
+  /** Told when a background checkpoint fails (the backstop keeps the WAL bounded). */
+  readonly onError?: (error: unknown) => void;
 }
 
-function openSqlite(path: string): Kysely<Database> {
-  const inMemory = path === ':memory:' || path === '';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+const isInMemory = (path: string) => path === ':memory:' || path === '';
+
+function openSqlite(path: string, checkpointInBackground: boolean): Kysely<Database> {
+  if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
   // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
   database.pragma('busy_timeout = 5000');
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
+  if (checkpointInBackground) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
 }
 
 export class SqliteStore extends KyselyStore {
+  readonly #checkpointer: Checkpointer | undefined;
+
   constructor(options: SqliteStoreOptions) {
-    super(openSqlite(options.path), { skipLocked: false, ...(options.now ? { now: options.now } : {}) });
+    const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
+    super(openSqlite(options.path, inBackground), {
+      skipLocked: false,
+      ...(options.now ? { now: options.now } : {}),
+    });
+    this.#checkpointer = inBackground
+      ? startCheckpointer(options.path, {
+          onError: (message) => options.onError?.(new Error(`WAL checkpoint: ${message}`)),
+        })
+      : undefined;
   }
 
   /**
@@ -59,7 +80,8 @@ export class SqliteStore extends KyselyStore {
     return { release: async () => {} };
   }
 
-  close(): Promise<void> {
-    return this.db.destroy();
+  async close(): Promise<void> {
+    await this.#checkpointer?.close();
+    await this.db.destroy();
   }
 }

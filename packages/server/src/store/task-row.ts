@@ -39,7 +39,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
   };
 }
 
-export function toTaskRow(task: NewTask, now: number): Insertable<TasksTable> {
+export function toTaskRow(task: NewTask, now: number): Required<Insertable<TasksTable>> {
   return {
     id: task.id,
     account_id: task.accountId,

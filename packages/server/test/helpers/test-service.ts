@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { createApiKey } from '../../src/api-keys.js';
 import { loadConfig } from '../../src/config.js';
 import type { Environment } from '../../src/domain/task.js';
-import { type Service, startService } from '../../src/service.js';
+import { type Service, type ServiceOptions, startService } from '../../src/service.js';
 
 export interface TestService {
   readonly service: Service;
@@ -20,7 +20,10 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: ServiceOptions = {},
+): Promise<TestService> {
   const dataDir = await mkdtemp(join(tmpdir(), 'videogen-test-'));
   const config = loadConfig({
     VIDEOGEN_DATA_DIR: dataDir,
@@ -30,7 +33,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     VIDEOGEN_WORKER_CONCURRENCY: '0',
     ...env,
   });
-  const service = await startService(config, pino({ level: 'silent' }));
+  const service = await startService(config, pino({ level: 'silent' }), options);
   return {
     service,
     url: service.publicUrl,

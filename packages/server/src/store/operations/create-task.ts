@@ -1,9 +1,37 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import type { TaskRecord } from '../../domain/task.js';
 import type { NewTask } from '../../ports/store.js';
-import type { Database } from '../database-schema.js';
+import type { Database, TasksTable } from '../database-schema.js';
+import { type Placeholder, placeholderRow, preparedQuery } from '../prepared-query.js';
 import { toTaskRecord, toTaskRow } from '../task-row.js';
 import { reserveUsage } from './reserve-usage.js';
+
+const TASK_COLUMNS = {
+  id: true,
+  account_id: true,
+  environment: true,
+  model: true,
+  status: true,
+  progress: true,
+  params: true,
+  callback_url: true,
+  error_code: true,
+  error_message: true,
+  result_key: true,
+  attempts: true,
+  lease_owner: true,
+  lease_expires_at: true,
+  created_at: true,
+  updated_at: true,
+  completed_at: true,
+  engine: true,
+  api_key_id: true,
+} as const satisfies Record<keyof TasksTable, true>;
+
+// Creation's statements are compiled once (prepared-query.ts).
+const insertTaskRow = preparedQuery((db, value: Placeholder<keyof TasksTable>) =>
+  db.insertInto('tasks').values(placeholderRow<Insertable<TasksTable>>(TASK_COLUMNS, value)).returningAll(),
+);
 
 export function createTask(
   db: Kysely<Database>,
@@ -22,10 +50,7 @@ export async function insertTask(
   lockRows: boolean,
 ): Promise<TaskRecord> {
   await reserveUsage(trx, task, now, lockRows);
-  const row = await trx
-    .insertInto('tasks')
-    .values(toTaskRow(task, now))
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  const [row] = await insertTaskRow(trx, toTaskRow(task, now));
+  if (!row) throw new Error(`inserting task ${task.id} returned no row`);
   return toTaskRecord(row);
 }

@@ -1,17 +1,30 @@
 import type { Kysely } from 'kysely';
-import type { TaskRecord, TaskScope } from '../../domain/task.js';
+import type { Environment, TaskRecord, TaskScope } from '../../domain/task.js';
 import type { Database } from '../database-schema.js';
+import { type Placeholder, preparedQuery } from '../prepared-query.js';
 import { toTaskRecord } from '../task-row.js';
+
+// Polling reads a task on every request: the statement is compiled once (prepared-query.ts).
+const taskById = preparedQuery((db, value: Placeholder<'id'>) =>
+  db.selectFrom('tasks').selectAll().where('id', '=', value<string>('id')),
+);
+
+const taskInScope = preparedQuery((db, value: Placeholder<'id' | 'accountId' | 'environment'>) =>
+  db
+    .selectFrom('tasks')
+    .selectAll()
+    .where('id', '=', value<string>('id'))
+    .where('account_id', '=', value<string>('accountId'))
+    .where('environment', '=', value<Environment>('environment')),
+);
 
 export async function getTask(
   db: Kysely<Database>,
   id: string,
   scope?: TaskScope,
 ): Promise<TaskRecord | undefined> {
-  let query = db.selectFrom('tasks').selectAll().where('id', '=', id);
-  if (scope) {
-    query = query.where('account_id', '=', scope.accountId).where('environment', '=', scope.environment);
-  }
-  const row = await query.executeTakeFirst();
+  const [row] = scope
+    ? await taskInScope(db, { id, accountId: scope.accountId, environment: scope.environment })
+    : await taskById(db, { id });
   return row && toTaskRecord(row);
 }

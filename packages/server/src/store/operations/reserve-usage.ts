@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Insertable, Kysely } from 'kysely';
 import {
   BudgetExceeded,
   exceededLimit,
@@ -8,8 +8,46 @@ import {
   type UsageLimits,
 } from '../../domain/usage.js';
 import type { NewTask } from '../../ports/store.js';
-import type { Database } from '../database-schema.js';
+import type { Database, UsageRecordsTable } from '../database-schema.js';
+import { type Placeholder, placeholderRow, preparedQuery } from '../prepared-query.js';
 import { millis, toUsageLimits } from '../task-row.js';
+
+// Every creation runs these two (prepared-query.ts); the sums and the lock only when a limit exists. The
+// account's and the key's limits come in one statement: on PostgreSQL each statement is a round trip.
+const limitsOf = preparedQuery((db, value: Placeholder<'accountId' | 'apiKeyId'>) =>
+  db
+    .selectFrom('accounts')
+    .leftJoin('api_keys', (join) => join.on('api_keys.id', '=', value<string | null>('apiKeyId')))
+    .select([
+      'accounts.monthly_video_seconds',
+      'accounts.monthly_budget',
+      'api_keys.monthly_video_seconds as key_monthly_video_seconds',
+      'api_keys.monthly_budget as key_monthly_budget',
+    ])
+    .where('accounts.id', '=', value<string>('accountId')),
+);
+
+const USAGE_COLUMNS = {
+  task_id: true,
+  account_id: true,
+  api_key_id: true,
+  environment: true,
+  model: true,
+  engine: true,
+  quality: true,
+  aspect_ratio: true,
+  width: true,
+  height: true,
+  video_seconds: true,
+  cost: true,
+  state: true,
+  created_at: true,
+  settled_at: true,
+} as const satisfies Record<keyof UsageRecordsTable, true>;
+
+const insertUsage = preparedQuery((db, value: Placeholder<keyof UsageRecordsTable>) =>
+  db.insertInto('usage_records').values(placeholderRow<Insertable<UsageRecordsTable>>(USAGE_COLUMNS, value)),
+);
 
 const hasLimit = (limits: UsageLimits | undefined): boolean =>
   limits !== undefined && (limits.monthlyVideoSeconds !== null || limits.monthlyBudgetMicros !== null);
@@ -53,26 +91,30 @@ export async function reserveUsage(
 ): Promise<void> {
   const needed: UsageAmount = { videoSeconds: task.params.duration, costMicros: task.costMicros ?? null };
   const apiKeyId = task.apiKeyId ?? null;
-  const keyRow =
-    apiKeyId === null
-      ? undefined
-      : await trx
-          .selectFrom('api_keys')
-          .select(['monthly_video_seconds', 'monthly_budget'])
-          .where('id', '=', apiKeyId)
-          .executeTakeFirst();
-  const keyLimits = keyRow && toUsageLimits(keyRow);
-  const accountQuery = trx
-    .selectFrom('accounts')
-    .select(['monthly_video_seconds', 'monthly_budget'])
-    .where('id', '=', task.accountId);
-  const accountRow = await accountQuery.executeTakeFirst();
-  const accountLimits = accountRow && toUsageLimits(accountRow);
+  const [limits] = await limitsOf(trx, { accountId: task.accountId, apiKeyId });
+  const accountRow = limits && {
+    monthly_video_seconds: limits.monthly_video_seconds,
+    monthly_budget: limits.monthly_budget,
+  };
+  const accountLimit = accountRow && toUsageLimits(accountRow);
+  const keyLimit =
+    limits &&
+    toUsageLimits({
+      monthly_video_seconds: limits.key_monthly_video_seconds,
+      monthly_budget: limits.key_monthly_budget,
+    });
 
-  if (hasLimit(accountLimits) || hasLimit(keyLimits)) {
+  if (hasLimit(accountLimit) || hasLimit(keyLimit)) {
     // Read again under the lock: the limits as they are now, and the sums only after the creations ahead of
     // this one committed.
-    const locked = lockRows ? await accountQuery.forUpdate().executeTakeFirst() : accountRow;
+    const locked = lockRows
+      ? await trx
+          .selectFrom('accounts')
+          .select(['monthly_video_seconds', 'monthly_budget'])
+          .where('id', '=', task.accountId)
+          .forUpdate()
+          .executeTakeFirst()
+      : accountRow;
     const since = monthStart(now);
     const resetsAt = nextMonthStart(now);
     const refusal =
@@ -86,31 +128,28 @@ export async function reserveUsage(
           resetsAt,
         )) ||
       (apiKeyId !== null &&
-        keyLimits &&
-        hasLimit(keyLimits) &&
-        exceededLimit('api_key', keyLimits, await usedSince(trx, since, { apiKeyId }), needed, resetsAt)) ||
+        keyLimit &&
+        hasLimit(keyLimit) &&
+        exceededLimit('api_key', keyLimit, await usedSince(trx, since, { apiKeyId }), needed, resetsAt)) ||
       undefined;
     if (refusal) throw new BudgetExceeded(refusal);
   }
 
-  await trx
-    .insertInto('usage_records')
-    .values({
-      task_id: task.id,
-      account_id: task.accountId,
-      api_key_id: apiKeyId,
-      environment: task.environment,
-      model: task.model,
-      engine: null,
-      quality: task.params.quality,
-      aspect_ratio: task.params.aspect_ratio,
-      width: null,
-      height: null,
-      video_seconds: needed.videoSeconds,
-      cost: needed.costMicros,
-      state: 'reserved',
-      created_at: now,
-      settled_at: null,
-    })
-    .execute();
+  await insertUsage(trx, {
+    task_id: task.id,
+    account_id: task.accountId,
+    api_key_id: apiKeyId,
+    environment: task.environment,
+    model: task.model,
+    engine: null,
+    quality: task.params.quality,
+    aspect_ratio: task.params.aspect_ratio,
+    width: null,
+    height: null,
+    video_seconds: needed.videoSeconds,
+    cost: needed.costMicros,
+    state: 'reserved',
+    created_at: now,
+    settled_at: null,
+  } satisfies Required<Insertable<UsageRecordsTable>>);
 }

@@ -1,0 +1,338 @@
+/**
+ * The API's two hot paths, each as a ratio against its floor measured beside it in the same run (issue 18):
+ * 1. polling: `GET /v1/tasks/{id}` on a completed task (auth, rate limit, store read, signed link, JSON) vs a
+ *    bare Fastify route answering the same JSON;
+ * 2. creation: `POST /v1/videos/generations` vs a bare Fastify POST that parses the same body, with the queue
+ *    cap on, at an empty queue and again with 20 000 pending tasks (inserted through SQL beforehand), to show
+ *    whether creation depends on the queue's depth.
+ * On SQLite, then on PostgreSQL (VIDEOGEN_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
+ * in a fresh schema dropped afterwards; skipped with a message when it is unreachable). Only the API runs (no
+ * workers), so created tasks stay pending. autocannon (20 connections) runs in this process, for the paths and
+ * their floors alike.
+ *
+ * `BENCH_SECONDS` (default 10): seconds of each path and of its floor, run in alternating one-second slices;
+ * `BENCH_PENDING` (default 20 000): the deep queue's depth; `BENCH_STORES` (`sqlite,postgres`) and
+ * `BENCH_PATHS` (`poll,create`): what to measure; `BENCH_PROFILE_DIR`: also write a CPU profile of each path,
+ * from a run of its own after its figures.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import BetterSqlite3 from 'better-sqlite3';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { Kysely, SqliteDialect } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createApiKey } from '../src/api-keys.js';
+import { loadConfig } from '../src/config.js';
+import { parseGenerationRequest } from '../src/domain/generation-request.js';
+import { newTaskId } from '../src/domain/identifiers.js';
+import { resultKey } from '../src/result-links.js';
+import { startService } from '../src/service.js';
+import type { Database } from '../src/store/database-schema.js';
+import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
+import { toTaskRow } from '../src/store/task-row.js';
+
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const pendingDepth = Number(process.env.BENCH_PENDING ?? 20_000);
+const DATABASE_URL = process.env.VIDEOGEN_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const stores = new Set((process.env.BENCH_STORES ?? 'sqlite,postgres').split(','));
+const paths = new Set((process.env.BENCH_PATHS ?? 'poll,create').split(','));
+
+const CREATE_BODY = JSON.stringify({
+  model: 'videogen-2.0-fast-text-to-video',
+  prompt: 'a red kite over green hills',
+  seed: 1,
+});
+
+const profileDir = process.env.BENCH_PROFILE_DIR;
+
+type Row = [string, string, string, string];
+
+/** A CPU profile of `seconds` more of the path alone, written to BENCH_PROFILE_DIR (not part of the figures). */
+async function profile(name: string, path: Load): Promise<void> {
+  if (!profileDir) return;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    await requestsIn(path, seconds);
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await writeFile(join(profileDir, `${name}.cpuprofile`), JSON.stringify(profile));
+  }
+}
+
+interface Load {
+  readonly url: string;
+  readonly headers?: Record<string, string>;
+  readonly method?: 'GET' | 'POST';
+  readonly body?: string;
+}
+
+/** Requests answered in `duration` seconds by 20 connections; any error or non-2xx answer fails the run. */
+async function requestsIn(load: Load, duration: number): Promise<number> {
+  const result = await autocannon({ ...load, connections: 20, duration });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${load.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.total;
+}
+
+/**
+ * Requests per second of the path and of its floor, measured in alternating one-second slices (`seconds` of
+ * each), so that load from outside the benchmark falls on both alike.
+ */
+async function compare(name: string, path: Load, floor: Load): Promise<{ measured: number; floor: number }> {
+  let measured = 0;
+  let floorTotal = 0;
+  const slices = Math.max(1, Math.round(seconds));
+  for (let slice = 0; slice < slices; slice++) {
+    floorTotal += await requestsIn(floor, 1);
+    measured += await requestsIn(path, 1);
+  }
+  await profile(name, path);
+  return { measured: measured / slices, floor: floorTotal / slices };
+}
+
+/** The floors: a bare Fastify app answering a fixed JSON body, its POST parsing the request's JSON first. */
+async function bareApp(getBody: string, postBody: string): Promise<{ url: string; close(): Promise<void> }> {
+  const bare: FastifyInstance = Fastify();
+  bare.get('/bare', async (_request, reply) => reply.type('application/json').send(getBody));
+  bare.post('/bare', async (request, reply) => {
+    if (typeof request.body !== 'object' || request.body === null) throw new Error('no body parsed');
+    return reply.type('application/json').send(postBody);
+  });
+  await bare.listen({ host: '127.0.0.1', port: 0 });
+  const address = bare.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return { url: `http://127.0.0.1:${port}/bare`, close: () => bare.close() };
+}
+
+/** Where a store lives, a second connection to insert the deep queue's rows with, and how to clean up. */
+interface StoreSetup {
+  readonly name: string;
+  readonly env: Record<string, string>;
+  insertPending(rows: ReturnType<typeof toTaskRow>[]): Promise<void>;
+  countPending(): Promise<number>;
+  close(): Promise<void>;
+}
+
+async function countPendingRows(db: Kysely<Database>): Promise<number> {
+  const row = await db
+    .selectFrom('tasks')
+    .select((eb) => eb.fn.countAll().as('count'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+async function insertInChunks(db: Kysely<Database>, rows: ReturnType<typeof toTaskRow>[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (let at = 0; at < rows.length; at += 1000) {
+      await trx
+        .insertInto('tasks')
+        .values(rows.slice(at, at + 1000))
+        .execute();
+    }
+  });
+}
+
+function sqliteSetup(dataDir: string): StoreSetup {
+  const path = join(dataDir, 'videogen.db');
+  let db: Kysely<Database> | undefined;
+  const open = () => {
+    db ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    return db;
+  };
+  return {
+    name: 'SQLite',
+    env: { VIDEOGEN_DATABASE_URL: path },
+    insertPending: (rows) => insertInChunks(open(), rows),
+    countPending: () => countPendingRows(open()),
+    async close() {
+      await db?.destroy();
+    },
+  };
+}
+
+async function postgresSetup(): Promise<StoreSetup | string> {
+  const client = new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 3000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+  } catch (error) {
+    return `PostgreSQL at ${DATABASE_URL} is unreachable (${error instanceof Error ? error.message : error})`;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  const schema = `vg_bench_hot_${randomBytes(4).toString('hex')}`;
+  let database: ReturnType<typeof openPgDatabase> | undefined;
+  const open = () => {
+    database ??= openPgDatabase({ connectionString: DATABASE_URL, schema, poolSize: 1 });
+    return database.db;
+  };
+  return {
+    name: 'PostgreSQL',
+    env: { VIDEOGEN_DATABASE_URL: DATABASE_URL, VIDEOGEN_DATABASE_SCHEMA: schema },
+    insertPending: (rows) => insertInChunks(open(), rows),
+    countPending: () => countPendingRows(open()),
+    async close() {
+      await database?.db.destroy();
+      const dropper = new pg.Client({ connectionString: DATABASE_URL });
+      await dropper.connect();
+      try {
+        await dropper.query(`drop schema if exists ${quoteIdentifier(schema)} cascade`);
+      } finally {
+        await dropper.end();
+      }
+    },
+  };
+}
+
+async function measureStore(setup: StoreSetup, dataDir: string): Promise<Row[]> {
+  const config = loadConfig({
+    VIDEOGEN_DATA_DIR: dataDir,
+    VIDEOGEN_HOST: '127.0.0.1',
+    VIDEOGEN_PORT: '0',
+    VIDEOGEN_ROLE: 'api',
+    // The rate limiter stays on, so its cost is part of both paths, but autocannon never reaches it.
+    VIDEOGEN_RATE_LIMIT_PER_MINUTE: '1000000000',
+    // The cap is on, so that its check is part of creation, and far above what the runs queue.
+    VIDEOGEN_MAX_QUEUED_TASKS: '10000000',
+    ...setup.env,
+  });
+  const service = await startService(config, pino({ level: 'warn' }));
+  const { key, record } = await createApiKey(service.store, { name: 'bench', environment: 'development' });
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const base = service.publicUrl;
+  const rows: Row[] = [];
+  let bare: Awaited<ReturnType<typeof bareApp>> | undefined;
+  try {
+    const created = await fetch(`${base}/v1/videos/generations`, {
+      method: 'POST',
+      headers: auth,
+      body: CREATE_BODY,
+    });
+    const createdBody = await created.text();
+    const taskId = (JSON.parse(createdBody) as { id: string }).id;
+    const claim = await service.store.claimTask({ workerId: 'bench', leaseMs: 600_000, maxAttempts: 3 });
+    if (claim?.id !== taskId) throw new Error('the bench task was not claimed');
+    await service.store.completeTask(
+      { taskId, attempt: claim.attempts, workerId: 'bench' },
+      resultKey(taskId),
+    );
+    const polledBody = await (await fetch(`${base}/v1/tasks/${taskId}`, { headers: auth })).text();
+    if (!polledBody.includes('"completed"'))
+      throw new Error(`the bench task is not completed: ${polledBody}`);
+    bare = await bareApp(polledBody, createdBody);
+
+    if (paths.has('poll')) {
+      const polling = await compare(
+        `${setup.name}-poll`,
+        { url: `${base}/v1/tasks/${taskId}`, headers: auth },
+        { url: bare.url },
+      );
+      rows.push(ratioRow(`${setup.name}: polling GET /v1/tasks/{id}`, polling, 'bare Fastify GET'));
+    }
+    if (paths.has('create')) rows.push(...(await measureCreation(setup, base, auth, bare.url, record)));
+    // autocannon stops with requests in flight and drops their connections; let their handlers end before
+    // the store closes under them.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  } finally {
+    await bare?.close();
+    await service.close();
+    await setup.close();
+  }
+  return rows;
+}
+
+async function measureCreation(
+  setup: StoreSetup,
+  base: string,
+  auth: Record<string, string>,
+  bareUrl: string,
+  key: { accountId: string; id: string },
+): Promise<Row[]> {
+  const rows: Row[] = [];
+
+  const post = { method: 'POST' as const, body: CREATE_BODY };
+  const create = { ...post, url: `${base}/v1/videos/generations`, headers: auth };
+  const floor = { ...post, url: bareUrl, headers: { 'content-type': 'application/json' } };
+  const empty = await compare(`${setup.name}-create-empty`, create, floor);
+  rows.push(ratioRow(`${setup.name}: POST /v1/videos/generations, empty queue`, empty, 'bare Fastify POST'));
+
+  // Topped up to exactly `pendingDepth`: the empty-queue run left its own tasks pending.
+  const missing = Math.max(0, pendingDepth - (await setup.countPending()));
+  const now = Date.now();
+  const { model, params } = parseGenerationRequest(JSON.parse(CREATE_BODY));
+  const pending = Array.from({ length: missing }, (_, index) =>
+    toTaskRow(
+      {
+        id: newTaskId(),
+        accountId: key.accountId,
+        environment: 'development',
+        model: model.id,
+        params,
+        apiKeyId: key.id,
+      },
+      now - missing + index,
+    ),
+  );
+  await setup.insertPending(pending);
+  const depth = await setup.countPending();
+  const deep = await compare(`${setup.name}-create-deep`, create, floor);
+  rows.push(
+    ratioRow(`${setup.name}: POST /v1/videos/generations, ${depth} pending`, deep, 'bare Fastify POST'),
+  );
+  return rows;
+}
+
+function ratioRow(
+  name: string,
+  { measured, floor }: { measured: number; floor: number },
+  floorName: string,
+): Row {
+  return [
+    name,
+    `${measured.toFixed(0)} req/s`,
+    `${floorName} ${floor.toFixed(0)} req/s`,
+    (measured / floor).toFixed(2),
+  ];
+}
+
+export async function hotPathBenchmarks(): Promise<Row[]> {
+  const rows: Row[] = [];
+  if (stores.has('sqlite')) {
+    const sqliteDir = await mkdtemp(join(tmpdir(), 'videogen-bench-'));
+    try {
+      rows.push(...(await measureStore(sqliteSetup(sqliteDir), sqliteDir)));
+    } finally {
+      await rm(sqliteDir, { recursive: true, force: true });
+    }
+  }
+  if (!stores.has('postgres')) return rows;
+  const postgres = await postgresSetup();
+  if (typeof postgres === 'string') {
+    console.error(`${postgres}; PostgreSQL skipped`);
+    return rows;
+  }
+  const pgDir = await mkdtemp(join(tmpdir(), 'videogen-bench-'));
+  try {
+    rows.push(...(await measureStore(postgres, pgDir)));
+  } finally {
+    await rm(pgDir, { recursive: true, force: true });
+  }
+  return rows;
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const rows = await hotPathBenchmarks();
+  console.log('| benchmark | measured | floor (same run) | ratio |');
+  console.log('|---|---|---|---|');
+  for (const row of rows) console.log(`| ${row.join(' | ')} |`);
+}
