@@ -1,18 +1,22 @@
 /**
- * The local engine's render cost: a 5 s 720p video for each of the six models, beside the floor for this
- * engine, which is ffmpeg encoding the same number of ready-made frames of a synthetic source (lavfi
- * `testsrc2`, decoded to RGBA before timing) through the same FrameEncoder with the same settings: the
- * standard models' preset at full size, the fast models' preset from the fast scene size (scene.ts).
- * CPU time counts this process and its ffmpeg children (Linux: /proc/self/stat's cutime and cstime).
- * Prints one markdown table: wall time, CPU time, the ratio to the floor, and fast/standard CPU ratios.
- * Run with `npm run bench:render` (`BENCH_RENDER_RUNS` sets the runs per row, median taken; default 3).
+ * The local engine's render cost beside its floor, for text at 480p, 720p and 1080p, image at 720p and
+ * reference at 480p, 720p and 1080p (16:9, 5 s), each with the standard and the fast model. The floor is
+ * ffmpeg encoding the same number of ready-made frames of a synthetic source (lavfi `testsrc2`, decoded to
+ * RGBA before timing) through the same FrameEncoder with the same settings: the standard models' preset at
+ * full size, the fast models' preset from the fast scene size (scene.ts). Each row times its floor and its
+ * render alternately (floor, render, floor, render…), so a machine whose load changes during the run moves
+ * both alike. CPU time counts this process and its ffmpeg children (Linux: /proc/self/stat's cutime and cstime).
+ * Prints one markdown table: wall time and CPU time of the render and of its floor, the ratios, and each fast
+ * model's CPU time over its standard model's.
+ * Run with `npm run bench:render`. `BENCH_RENDER_RUNS` sets the runs per row, median taken (default 3);
+ * `BENCH_RENDER_CASES` picks rows by name, comma-separated (e.g. `text-1080p-standard,reference-480p-fast`).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { type FrameSize, frameSize } from '../src/domain/frame-size.js';
+import { type FrameSize, frameSize, type Quality } from '../src/domain/frame-size.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import type { ModelId } from '../src/domain/models.js';
 import { type EncoderPreset, FrameEncoder } from '../src/engines/local/frame-encoder.js';
@@ -24,11 +28,39 @@ import { writeTestAudio, writeTestImage, writeTestVideo } from '../test/helpers/
 
 const run = promisify(execFile);
 const runs = Number(process.env.BENCH_RENDER_RUNS ?? 3);
-const frame = frameSize('720p', '16:9');
+const only = process.env.BENCH_RENDER_CASES?.split(',').map((name) => name.trim());
 const DURATION = 5;
 const frameCount = DURATION * OUTPUT_FPS;
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every mainstream architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
+
+type Mode = 'text' | 'image' | 'reference';
+
+interface Case {
+  readonly name: string;
+  readonly mode: Mode;
+  readonly quality: Quality;
+  readonly fast: boolean;
+}
+
+const CASES: readonly Case[] = (
+  [
+    ['text', '480p'],
+    ['text', '720p'],
+    ['text', '1080p'],
+    ['image', '720p'],
+    ['reference', '480p'],
+    ['reference', '720p'],
+    ['reference', '1080p'],
+  ] as const
+).flatMap(([mode, quality]) =>
+  [false, true].map((fast) => ({
+    name: `${mode}-${quality}-${fast ? 'fast' : 'standard'}`,
+    mode,
+    quality,
+    fast,
+  })),
+);
 
 interface Cost {
   readonly wallMs: number;
@@ -45,18 +77,22 @@ async function cpuMsSoFar(): Promise<number> {
   return (self.user + self.system) / 1000 + (children * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-async function measure(work: () => Promise<void>): Promise<Cost> {
-  const samples: Cost[] = [];
-  for (let i = 0; i < runs; i++) {
-    const cpuBefore = await cpuMsSoFar();
-    const started = performance.now();
-    await work();
-    const wallMs = performance.now() - started;
-    samples.push({ wallMs, cpuMs: (await cpuMsSoFar()) - cpuBefore });
-  }
-  const median = (values: number[]): number =>
+async function once(work: () => Promise<void>): Promise<Cost> {
+  const cpuBefore = await cpuMsSoFar();
+  const started = performance.now();
+  await work();
+  const wallMs = performance.now() - started;
+  return { wallMs, cpuMs: (await cpuMsSoFar()) - cpuBefore };
+}
+
+function median(samples: readonly Cost[]): Cost {
+  const middle = (values: number[]): number =>
     values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-  return { wallMs: median(samples.map((s) => s.wallMs)), cpuMs: median(samples.map((s) => s.cpuMs)) };
+  return { wallMs: middle(samples.map((s) => s.wallMs)), cpuMs: middle(samples.map((s) => s.cpuMs)) };
+}
+
+function even(n: number): number {
+  return n + (n % 2);
 }
 
 /** `frameCount` RGBA frames of lavfi's testsrc2 at `size`, decoded once. */
@@ -65,7 +101,9 @@ async function syntheticFrames(size: FrameSize): Promise<Buffer[]> {
     ffmpegPath(),
     [
       ...['-v', 'error', '-nostdin', '-f', 'lavfi'],
-      ...['-i', `testsrc2=size=${size.width}x${size.height}:rate=${OUTPUT_FPS}`],
+      // testsrc2 makes even sizes only (a fast scene can be odd: 427x240 for 480p), so it is cropped.
+      ...['-i', `testsrc2=size=${even(size.width)}x${even(size.height)}:rate=${OUTPUT_FPS}`],
+      ...['-vf', `format=rgba,crop=${size.width}:${size.height}:0:0`],
       ...['-frames:v', String(frameCount), '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
     ],
     { encoding: 'buffer', maxBuffer: frameCount * size.width * size.height * 4 + 1024 },
@@ -77,6 +115,7 @@ async function syntheticFrames(size: FrameSize): Promise<Buffer[]> {
 async function encodeOnly(
   frames: readonly Buffer[],
   input: FrameSize,
+  output: FrameSize,
   preset: EncoderPreset,
   dir: string,
 ): Promise<void> {
@@ -84,7 +123,7 @@ async function encodeOnly(
     ffmpegPath: ffmpegPath(),
     outputPath: join(dir, `floor-${preset}.mp4`),
     input,
-    output: frame,
+    output,
     fps: OUTPUT_FPS,
     frameCount,
     preset,
@@ -103,7 +142,7 @@ function asset(field: LocalAsset['field'], index: number, path: string): LocalAs
   return { field, index, url: `https://bench.test/${field}/${index}`, path };
 }
 
-async function fixtures(dir: string): Promise<Record<'text' | 'image' | 'reference', Inputs>> {
+async function fixtures(dir: string): Promise<Record<Mode, Inputs>> {
   const first = join(dir, 'first.jpg');
   const last = join(dir, 'last.png');
   const clip = join(dir, 'clip.mp4');
@@ -130,12 +169,13 @@ async function fixtures(dir: string): Promise<Record<'text' | 'image' | 'referen
   };
 }
 
-async function render(model: ModelId, inputs: Inputs, dir: string): Promise<void> {
+async function render(row: Case, inputs: Inputs, dir: string): Promise<void> {
+  const model: ModelId = `videogen-2.0-${row.fast ? 'fast-' : ''}${row.mode}-to-video`;
   const { model: definition, params } = parseGenerationRequest({
     model,
     prompt: 'a red kite over green hills at sunset, image 1 then video 1',
     duration: DURATION,
-    quality: '720p',
+    quality: row.quality,
     aspect_ratio: '16:9',
     seed: 7,
     ...(inputs.images.length > 0 ? { image_urls: inputs.images.map((a) => a.url) } : {}),
@@ -147,72 +187,60 @@ async function render(model: ModelId, inputs: Inputs, dir: string): Promise<void
       taskId: 'bench',
       model: definition,
       params,
-      frame,
+      frame: frameSize(row.quality, '16:9'),
       fps: OUTPUT_FPS,
       ...inputs,
-      outputPath: join(dir, `${model}.mp4`),
+      outputPath: join(dir, `${row.name}.mp4`),
       workDir: join(dir, 'work'),
     },
     { signal: new AbortController().signal, deadline: Date.now() + 600_000, onProgress: () => {} },
   );
 }
 
-const MODES = ['text', 'image', 'reference'] as const;
-
 async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'videogen-bench-render-'));
+  const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
+  const size = (s: FrameSize): string => `${s.width}x${s.height}`;
   try {
     const inputs = await fixtures(dir);
-    const fastFrame = sceneFrame(frame, true);
-    const fullFrames = await syntheticFrames(frame);
-    const standardFloor = await measure(() => encodeOnly(fullFrames, frame, 'veryfast', dir));
-    fullFrames.length = 0;
-    const fastFrames = await syntheticFrames(fastFrame);
-    const fastFloor = await measure(() => encodeOnly(fastFrames, fastFrame, 'ultrafast', dir));
-    fastFrames.length = 0;
-    const floor: Record<EncoderPreset, Cost> = { ultrafast: fastFloor, veryfast: standardFloor };
-    const rows: string[][] = [];
-    const fmt = (ms: number): string => `${ms.toFixed(0)} ms`;
-    const size = (s: FrameSize): string => `${s.width}x${s.height}`;
-    rows.push(
-      [
-        `floor, standard: ffmpeg alone, veryfast, from ${size(frame)}`,
-        fmt(standardFloor.wallMs),
-        fmt(standardFloor.cpuMs),
-        '1.00',
-        '1.00',
-        '',
-      ],
-      [
-        `floor, fast: ffmpeg alone, ultrafast, from ${size(fastFrame)}`,
-        fmt(fastFloor.wallMs),
-        fmt(fastFloor.cpuMs),
-        '1.00',
-        '1.00',
-        '',
-      ],
+    const cases = CASES.filter((row) => !only || only.includes(row.name));
+    console.log(`5 s at ${OUTPUT_FPS} fps, 16:9, median of ${runs} runs, floor and render timed alternately`);
+    console.log(
+      '| render | wall | CPU | floor | floor wall | floor CPU | wall / floor | CPU / floor | fast / standard CPU |',
     );
-    for (const mode of MODES) {
-      const standard = await measure(() => render(`videogen-2.0-${mode}-to-video`, inputs[mode], dir));
-      const fast = await measure(() => render(`videogen-2.0-fast-${mode}-to-video`, inputs[mode], dir));
-      for (const [name, cost, preset] of [
-        [`videogen-2.0-${mode}-to-video`, standard, 'veryfast'],
-        [`videogen-2.0-fast-${mode}-to-video`, fast, 'ultrafast'],
-      ] as const) {
-        rows.push([
-          name,
+    console.log('|---|---|---|---|---|---|---|---|---|');
+    const standardCpu = new Map<string, number>();
+    for (const row of cases) {
+      const output = frameSize(row.quality, '16:9');
+      const input = sceneFrame(output, row.fast);
+      const preset: EncoderPreset = row.fast ? 'ultrafast' : 'veryfast';
+      const frames = await syntheticFrames(input);
+      const floors: Cost[] = [];
+      const renders: Cost[] = [];
+      for (let i = 0; i < runs; i++) {
+        floors.push(await once(() => encodeOnly(frames, input, output, preset, dir)));
+        renders.push(await once(() => render(row, inputs[row.mode], dir)));
+      }
+      frames.length = 0;
+      const floor = median(floors);
+      const cost = median(renders);
+      const pair = `${row.mode}-${row.quality}`;
+      if (!row.fast) standardCpu.set(pair, cost.cpuMs);
+      const standard = row.fast ? standardCpu.get(pair) : undefined;
+      console.log(
+        `| ${[
+          row.name,
           fmt(cost.wallMs),
           fmt(cost.cpuMs),
-          (cost.wallMs / floor[preset].wallMs).toFixed(2),
-          (cost.cpuMs / floor[preset].cpuMs).toFixed(2),
-          name.includes('-fast-') ? (fast.cpuMs / standard.cpuMs).toFixed(2) : '',
-        ]);
-      }
+          `\`${preset}\` from ${size(input)}`,
+          fmt(floor.wallMs),
+          fmt(floor.cpuMs),
+          (cost.wallMs / floor.wallMs).toFixed(2),
+          (cost.cpuMs / floor.cpuMs).toFixed(2),
+          standard ? (cost.cpuMs / standard).toFixed(2) : '',
+        ].join(' | ')} |`,
+      );
     }
-    console.log(`5 s of ${frame.width}x${frame.height} at ${OUTPUT_FPS} fps, median of ${runs} runs`);
-    console.log('| render | wall | CPU | wall / floor | CPU / floor | fast / standard CPU |');
-    console.log('|---|---|---|---|---|---|');
-    for (const row of rows) console.log(`| ${row.join(' | ')} |`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -3,7 +3,7 @@
  * (rain, stars, waves…); the seed picks the shapes, their motion and a camera that moves to a new pose
  * every second. The prompt itself is the caption.
  */
-import { type CanvasGradient, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
+import { type Canvas, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
 import { type Caption, drawCaption, renderCaption } from './caption.js';
 import { css, type Hsl, type Palette, paletteFromPrompt } from './palette.js';
 import { type Motif, motifsIn } from './prompt-motifs.js';
@@ -59,6 +59,14 @@ const SUN: Hsl = { h: 42, s: 0.95, l: 0.6 };
 const MOON: Hsl = { h: 50, s: 0.3, l: 0.7 };
 const WATER: Hsl = { h: 205, s: 0.75, l: 0.42 };
 const TAU = Math.PI * 2;
+/** The vignette is clear within this share of the half-diagonal and darkest at the corners. */
+const VIGNETTE_CLEAR = 0.45;
+
+interface Vignette {
+  readonly image: Canvas;
+  /** The parts of the frame it darkens: the frame less a clear rectangle in the middle, in integer pixels. */
+  readonly rects: readonly (readonly [number, number, number, number])[];
+}
 
 function wrap(value: number, min: number, max: number): number {
   const span = max - min;
@@ -79,7 +87,7 @@ export class TextScene implements Scene {
   readonly #camera: CameraPose[];
   readonly #particles: Particle[];
   readonly #gradientAngle: number;
-  readonly #vignette: CanvasGradient | null;
+  readonly #vignette: Vignette | null;
   readonly #caption: Caption | null;
 
   constructor(settings: SceneSettings) {
@@ -147,20 +155,40 @@ export class TextScene implements Scene {
     }));
   }
 
-  #makeVignette(): CanvasGradient {
+  /**
+   * The vignette drawn once into its own canvas: laying it over each frame costs less than filling a radial
+   * gradient, and it is laid only where it is not clear (the frame-shaped rectangle inside its clear circle is
+   * left out, a fifth of the frame).
+   */
+  #makeVignette(): Vignette {
     const { width, height } = this.#settings.frame;
     const radius = Math.hypot(width, height) / 2;
-    const gradient = this.#ctx.createRadialGradient(
+    const image = createCanvas(width, height);
+    const ctx = image.getContext('2d');
+    const gradient = ctx.createRadialGradient(
       width / 2,
       height / 2,
-      radius * 0.45,
+      radius * VIGNETTE_CLEAR,
       width / 2,
       height / 2,
       radius,
     );
     gradient.addColorStop(0, 'rgba(0, 0, 0, 0)');
     gradient.addColorStop(1, this.#palette.light ? 'rgba(0, 0, 0, 0.18)' : 'rgba(0, 0, 0, 0.5)');
-    return gradient;
+    ctx.fillStyle = gradient;
+    ctx.fillRect(0, 0, width, height);
+    // A rectangle of the frame's shape whose corners touch the clear circle, shrunk to whole pixels.
+    const left = Math.ceil((width * (1 - VIGNETTE_CLEAR)) / 2) + 1;
+    const top = Math.ceil((height * (1 - VIGNETTE_CLEAR)) / 2) + 1;
+    const right = width - left;
+    const bottom = height - top;
+    const rects: [number, number, number, number][] = [
+      [0, 0, width, top],
+      [0, bottom, width, height - bottom],
+      [0, top, left, bottom - top],
+      [right, top, width - right, bottom - top],
+    ];
+    return { image, rects: rects.filter(([, , w, h]) => w > 0 && h > 0) };
   }
 
   async render(index: number): Promise<Buffer> {
@@ -178,8 +206,8 @@ export class TextScene implements Scene {
     if (this.#motifs.has('rain')) this.#drawRain(t);
     if (this.#motifs.has('snow')) this.#drawSnow(t);
     if (this.#vignette) {
-      ctx.fillStyle = this.#vignette;
-      ctx.fillRect(0, 0, this.#settings.frame.width, this.#settings.frame.height);
+      const { image, rects } = this.#vignette;
+      for (const [x, y, w, h] of rects) ctx.drawImage(image, x, y, w, h, x, y, w, h);
     }
     drawCaption(ctx, this.#caption);
     return this.#pixels();
@@ -212,24 +240,45 @@ export class TextScene implements Scene {
     this.#ctx.translate(-width / 2 + pose.dx * short, -height / 2 + pose.dy * short);
   }
 
+  /**
+   * A three-colour linear gradient turning slowly, its middle colour sliding along it. Drawn as two two-stop
+   * gradients (the first over the whole frame, the second over the half-plane past the middle stop), which
+   * gives the same picture: Skia fills a gradient whose only stops are at 0 and 1 about three times as fast
+   * as one with a stop in between, and this is the largest area the scene draws.
+   */
   #drawBackground(t: number): void {
+    const ctx = this.#ctx;
     const { width, height } = this.#settings.frame;
     const [c0, c1, c2] = this.#palette.background;
     const angle = this.#gradientAngle + t * 0.12;
     const reach = Math.hypot(width, height) / 2;
-    const dx = Math.cos(angle) * reach;
-    const dy = Math.sin(angle) * reach;
-    const gradient = this.#ctx.createLinearGradient(
-      width / 2 - dx,
-      height / 2 - dy,
-      width / 2 + dx,
-      height / 2 + dy,
-    );
-    gradient.addColorStop(0, css(c0));
-    gradient.addColorStop(0.5 + 0.2 * Math.sin(t * 0.7 + this.#gradientAngle), css(c1));
-    gradient.addColorStop(1, css(c2));
-    this.#ctx.fillStyle = gradient;
-    this.#ctx.fillRect(0, 0, width, height);
+    const ux = Math.cos(angle);
+    const uy = Math.sin(angle);
+    const x0 = width / 2 - ux * reach;
+    const y0 = height / 2 - uy * reach;
+    const x1 = width / 2 + ux * reach;
+    const y1 = height / 2 + uy * reach;
+    const middle = 0.5 + 0.2 * Math.sin(t * 0.7 + this.#gradientAngle);
+    const xm = lerp(x0, x1, middle);
+    const ym = lerp(y0, y1, middle);
+    const first = ctx.createLinearGradient(x0, y0, xm, ym);
+    first.addColorStop(0, css(c0));
+    first.addColorStop(1, css(c1));
+    ctx.fillStyle = first;
+    ctx.fillRect(0, 0, width, height);
+    const second = ctx.createLinearGradient(xm, ym, x1, y1);
+    second.addColorStop(0, css(c1));
+    second.addColorStop(1, css(c2));
+    ctx.fillStyle = second;
+    // The half-plane past the middle stop, as a square reaching beyond the frame on every side.
+    const side = 2 * reach;
+    ctx.beginPath();
+    ctx.moveTo(xm - uy * side, ym + ux * side);
+    ctx.lineTo(xm + uy * side, ym - ux * side);
+    ctx.lineTo(xm + uy * side + ux * side, ym - ux * side + uy * side);
+    ctx.lineTo(xm - uy * side + ux * side, ym + ux * side + uy * side);
+    ctx.closePath();
+    ctx.fill();
   }
 
   #drawShapes(t: number): void {
@@ -329,7 +378,12 @@ export class TextScene implements Scene {
       halo.addColorStop(0, css({ ...colour, l: Math.min(0.85, colour.l + 0.2) }, 0.5));
       halo.addColorStop(1, css(colour, 0));
       ctx.fillStyle = halo;
-      ctx.fillRect(x - radius * 2.5, y - radius * 2.5, radius * 5, radius * 5);
+      // Only the ring the halo shows in: it is clear beyond 2.4 radii, and the opaque orb covers the middle.
+      ctx.beginPath();
+      ctx.arc(x, y, radius * 2.4, 0, TAU);
+      ctx.moveTo(x + radius * 0.9, y);
+      ctx.arc(x, y, radius * 0.9, 0, TAU);
+      ctx.fill('evenodd');
     }
     ctx.fillStyle = css({ ...colour, l: Math.min(0.9, colour.l + 0.25) });
     ctx.beginPath();
