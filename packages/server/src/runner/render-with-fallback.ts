@@ -105,6 +105,9 @@ async function attemptRender(
   /** How long the engine has to accept the job; undefined: the task's whole time limit. */
   acceptMs: number | undefined,
 ): Promise<Attempt> {
+  // A stop that came during the steps before this attempt (assets, the reroute): an abort event already fired
+  // never reaches a listener added now, so the engine would wait for it for ever.
+  run.signal.throwIfAborted();
   const attempt = new AbortController();
   const forward = () => attempt.abort(run.signal.reason);
   run.signal.addEventListener('abort', forward, { once: true });
