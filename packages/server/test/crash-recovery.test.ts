@@ -19,6 +19,7 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import { Api } from './helpers/api.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 
 const SCRIPT = fileURLToPath(new URL('../../test/fixtures/fake-generator.mjs', import.meta.url));
 const MODEL = 'videogen-2.0-text-to-video';
@@ -63,14 +64,17 @@ async function start(env: NodeJS.ProcessEnv, args: string[] = ['serve']): Promis
   return server;
 }
 
-/** Polls the store until `done` holds for the task (what is awaited happens; nothing is waited out). */
-async function taskOnce(store: Store, id: string, done: (task: TaskRecord) => boolean): Promise<TaskRecord> {
-  for (;;) {
-    const task = await store.getTask(id);
-    assert.ok(task);
-    if (done(task)) return task;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+/** The task once `done` holds for it (what is awaited happens; nothing is waited out). */
+function taskOnce(store: Store, id: string, done: (task: TaskRecord) => boolean): Promise<TaskRecord> {
+  return until(
+    async () => {
+      const task = await store.getTask(id);
+      assert.ok(task);
+      return done(task) && task;
+    },
+    `task ${id} reaching the awaited state`,
+    { intervalMs: 25, timeoutMs: 120_000 },
+  );
 }
 
 async function createTask(api: Api): Promise<string> {

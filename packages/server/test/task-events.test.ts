@@ -11,6 +11,7 @@ import { eventStream } from '../src/http/routes/task-events.js';
 import { watchTask } from '../src/task-watch.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 
 const FAST = { model: 'videogen-2.0-fast-text-to-video', prompt: 'a red kite', duration: 4, quality: '480p' };
 /** A render long enough to still be running a few seconds after it starts. */
@@ -75,15 +76,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
     timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Checks `condition` until it holds: a wait for something that happens, never a wait to see nothing happen. */
-async function until(condition: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** A value of the server's /metrics (0 when the series is absent). */
