@@ -92,10 +92,12 @@ describe('GET /openapi.json', () => {
 
   it('lists every route of the running server, and only those', () => {
     const app = server.service.app;
-    // The dashboard's page and its static files are for browsers, not API clients (its /api routes are documented).
+    // The dashboard's page, the reference page and their static files are for browsers, not API clients (the
+    // dashboard's /api routes are documented).
     const isPage = (url: string) =>
       url === '/' ||
       url === '/favicon.ico' ||
+      url.startsWith('/docs') ||
       (url.startsWith('/dashboard') && !url.startsWith('/dashboard/api/'));
     const routes = serverRoutes(app).filter((route) => !isPage(route.url));
     // The listing is parsed: check the parse against Fastify before trusting it.
@@ -240,43 +242,71 @@ describe('GET /openapi.json', () => {
 });
 
 describe('GET /docs', () => {
-  it('serves the reference page from this server, with nothing from a CDN', async () => {
-    const page = await fetch(`${server.url}/docs`);
-    assert.equal(page.status, 200);
-    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
-    const html = await page.text();
-    assert.doesNotMatch(html, CDN_PATTERN);
-    const sources = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((match) => match[1] ?? '');
-    assert.ok(sources.length > 0, 'the page loads no script');
-    for (const source of sources) {
-      assert.doesNotMatch(source, /^(https?:)?\/\//, `script from another host: ${source}`);
-      const script = await fetch(new URL(source, page.url));
-      assert.equal(script.status, 200, source);
-      assert.match(script.headers.get('content-type') ?? '', /javascript/);
-      assert.ok((await script.text()).length > 100_000, 'the bundled Scalar script is served');
-    }
-    // The page reads the document at /openapi.json, relative to itself.
-    const url = /"url":\s*"([^"]+)"/.exec(html)?.[1];
-    assert.ok(url, 'the page names no document');
-    assert.equal(new URL(url, page.url).pathname, '/openapi.json');
-  });
-});
+  /** The reference page, after the redirect from `/docs` to `/docs/`. */
+  async function referencePage(): Promise<Response> {
+    const redirect = await fetch(`${server.url}/docs`, { redirect: 'manual' });
+    assert.equal(redirect.status, 302);
+    const location = new URL(redirect.headers.get('location') ?? '', `${server.url}/docs`);
+    assert.equal(location.pathname, '/docs/');
+    return fetch(location);
+  }
 
-describe('GET /docs configuration', () => {
-  /** The configuration the page hands to `Scalar.createApiReference`. */
-  async function viewerConfiguration(): Promise<Record<string, unknown>> {
-    const html = await (await fetch(`${server.url}/docs`)).text();
-    const json = /Scalar\.createApiReference\([^,]+,\s*(\{[\s\S]*?\})\)\s*<\/script>/.exec(html)?.[1];
+  /** The configuration the page hands to Swagger UI, a JSON block of the page. */
+  function viewerConfiguration(html: string): Record<string, unknown> {
+    const json = /<script type="application\/json" id="reference-configuration">([\s\S]*?)<\/script>/.exec(
+      html,
+    )?.[1];
     assert.ok(json, `no configuration in ${html}`);
     return JSON.parse(json) as Record<string, unknown>;
   }
 
-  it("turns off the viewer's Ask AI agent, its developer tools (Share, Deploy) and its MCP offer", async () => {
-    const configuration = await viewerConfiguration();
-    assert.deepEqual(configuration.agent, { disabled: true });
-    assert.equal(configuration.showDeveloperTools, 'never');
-    assert.deepEqual(configuration.mcp, { disabled: true });
-    assert.equal(configuration.telemetry, false);
+  it('serves the reference page and its scripts from this server, with nothing from a CDN', async () => {
+    const page = await referencePage();
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /^text\/html/);
+    const policy = page.headers.get('content-security-policy') ?? '';
+    assert.match(policy, /script-src 'self'(;|$)/);
+    assert.match(policy, /connect-src 'self'(;|$)/);
+    const html = await page.text();
+    assert.doesNotMatch(html, CDN_PATTERN);
+    const sources = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((match) => match[1] ?? '');
+    const styles = [...html.matchAll(/<link[^>]*\bhref="([^"]+)"/g)].map((match) => match[1] ?? '');
+    assert.deepEqual(sources, ['swagger-ui-bundle.js', 'reference.js']);
+    let viewerBytes = 0;
+    for (const source of [...sources, ...styles]) {
+      assert.doesNotMatch(source, /^(https?:)?\/\//, `a file from another host: ${source}`);
+      const file = await fetch(new URL(source, page.url));
+      assert.equal(file.status, 200, source);
+      assert.match(
+        file.headers.get('content-type') ?? '',
+        source.endsWith('.js') ? /javascript/ : /text\/css/,
+      );
+      const text = await file.text();
+      assert.doesNotMatch(text, CDN_PATTERN, source);
+      if (source === 'swagger-ui-bundle.js') viewerBytes = text.length;
+    }
+    assert.ok(viewerBytes > 1_000_000, 'the bundled Swagger UI script is served');
+    // The page reads the document at /openapi.json, relative to itself.
+    const configuration = viewerConfiguration(html);
+    assert.equal(new URL(String(configuration.url), page.url).pathname, '/openapi.json');
+  });
+
+  it("sends the document to no validator (Swagger UI's default is validator.swagger.io)", async () => {
+    const configuration = viewerConfiguration(await (await referencePage()).text());
+    assert.equal(configuration.validatorUrl, null);
+  });
+
+  it('serves no other file of the viewer package or of the page folder', async () => {
+    for (const path of [
+      '/docs/index.css',
+      '/docs/package.json',
+      '/docs/swagger-initializer.js',
+      '/docs/../package.json',
+    ]) {
+      const response = await fetch(`${server.url}${path}`);
+      assert.equal(response.status, 404, path);
+      assert.equal(((await response.json()) as { error?: { code?: string } }).error?.code, 'not_found', path);
+    }
   });
 });
 

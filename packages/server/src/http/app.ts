@@ -35,6 +35,7 @@ import {
 } from './error-handler.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { type RateLimitSettings, withRateLimit } from './rate-limit.js';
+import { apiReferenceRoutes } from './routes/api-reference.js';
 import { dashboardKeyRoutes } from './routes/dashboard-keys.js';
 import { dashboardPageRoutes } from './routes/dashboard-pages.js';
 import { dashboardSessionRoutes } from './routes/dashboard-session.js';
@@ -243,6 +244,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });
       }
       openApiRoutes(routes);
+      apiReferenceRoutes(routes);
       faviconRoutes(routes);
     }
   });

@@ -5,9 +5,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../errors.js';
-import { errorHandler, notFoundHandler, sendError } from '../error-handler.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { staticFileErrorHandler } from '../static-file-errors.js';
 
 const DASHBOARD_DIR = fileURLToPath(new URL('../../../../dashboard/', import.meta.url));
 const ASSETS_DIR = fileURLToPath(new URL('../../../../dashboard/assets/', import.meta.url));
@@ -25,37 +24,6 @@ function contentSecurityPolicy(mediaSources: readonly string[]): string {
     "form-action 'self'",
     "frame-ancestors 'none'",
   ].join('; ');
-}
-
-/**
- * What @fastify/static refuses, in the error shape: a path that names none of the files it serves (a directory,
- * `..`, a NUL byte, any non-canonical spelling) is a 404 like a missing file, an unsatisfiable `Range` a 416, a
- * conditional GET that does not hold a 412. Its errors carry only a status (and a `Content-Range` for the 416),
- * which the shared handler would otherwise answer as a 500. Anything else, a failed read, stays a 500.
- */
-function staticFileErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  switch (error.statusCode) {
-    case 400:
-    case 403:
-    case 404:
-      return notFoundHandler(request, reply);
-    case 412:
-      return sendError(
-        reply,
-        new ApiError('precondition_failed', 'The file does not match If-Match or If-Unmodified-Since.'),
-      );
-    case 416: {
-      const range = (error as FastifyError & { headers?: Record<string, string> }).headers?.['Content-Range'];
-      return sendError(
-        reply,
-        new ApiError('range_not_satisfiable', 'The Range does not overlap the file.', {
-          headers: range ? { 'content-range': range } : {},
-        }),
-      );
-    }
-    default:
-      return errorHandler(error, request, reply);
-  }
 }
 
 export function dashboardPageRoutes(
