@@ -1,18 +1,10 @@
 /** #/tasks: the account's tasks in the dashboard's environment, filtered, a page at a time, kept live. */
-import { ApiError, api } from './api.js';
+import { ApiError, api, describeError } from './api.js';
 import { field, h, select, time } from './dom.js';
+import { listModels } from './models.js';
 import { navigate } from './router.js';
 import { currentSession } from './session.js';
 import { cell, dataTable, errorBox, isFinal, pageHeading, shortId, statusBadge, taskProgress } from './ui.js';
-
-const MODELS = [
-  'videogen-2.0-text-to-video',
-  'videogen-2.0-fast-text-to-video',
-  'videogen-2.0-image-to-video',
-  'videogen-2.0-fast-image-to-video',
-  'videogen-2.0-reference-to-video',
-  'videogen-2.0-fast-reference-to-video',
-];
 
 const STATUSES = [
   ['', 'Any status'],
@@ -40,12 +32,22 @@ function listQuery(filters, cursor) {
   return query;
 }
 
-function filterForm(filters) {
+/**
+ * The filters; the model filter offers the models `GET /v1/models` lists, once `models` has them (until then,
+ * or when they cannot be read, only the one filtered on).
+ */
+function filterForm(filters, models) {
   const status = select({ name: 'status' }, STATUSES, filters.get('status') ?? '');
-  const model = select(
-    { name: 'model' },
-    [['', 'Any model'], ...MODELS.map((id) => [id, id])],
-    filters.get('model') ?? '',
+  const chosenModel = filters.get('model') ?? '';
+  const modelChoices = (ids) => [
+    ['', 'Any model'],
+    ...[...new Set([chosenModel, ...ids].filter(Boolean))].map((id) => [id, id]),
+  ];
+  const model = select({ name: 'model' }, modelChoices([]), chosenModel);
+  models.then(
+    (list) =>
+      model.replaceChildren(...select({}, modelChoices(list.map(({ id }) => id)), chosenModel).children),
+    () => {},
   );
   const from = h('input', { type: 'date', name: 'from', value: filters.get('from') ?? '' });
   const to = h('input', { type: 'date', name: 'to', value: filters.get('to') ?? '' });
@@ -168,6 +170,11 @@ export async function renderTasks(main, { query, signal }) {
     if (!signal.aborted) setTimeout(refreshRunning, REFRESH_MS);
   }
 
+  const models = listModels(signal);
+  models.catch((error) => {
+    if (!signal.aborted)
+      errors.show(`The models could not be listed for the filter. ${describeError(error)}`);
+  });
   const environment = currentSession()?.environment ?? 'development';
   main.replaceChildren(
     ...pageHeading(
@@ -175,7 +182,7 @@ export async function renderTasks(main, { query, signal }) {
       `Tasks of this account in the ${environment} environment, newest first. Running tasks update live.`,
     ),
     errors,
-    filterForm(query),
+    filterForm(query, models),
     h('section', { 'aria-label': 'Task list' }, listSlot, h('div', { class: 'actions' }, more)),
   );
   await loadPage();
