@@ -6,27 +6,12 @@
 import { api } from './api.js';
 
 /**
- * @typedef {'image_urls' | 'video_urls' | 'audio_urls'} AssetField
- * @typedef {{ min: number, max: number }} AssetLimits
- * @typedef {{
- *   id: string,
- *   mode: string,
- *   fast: boolean,
- *   inputs: Partial<Record<AssetField, AssetLimits>>,
- *   durations: number[],
- *   qualities: string[],
- *   aspect_ratios: string[],
- *   available: boolean,
- *   unavailable_reason?: string,
- * }} Model
- */
-
-/**
  * The models in the server's order.
  * @param {AbortSignal} signal
- * @returns {Promise<Model[]>}
+ * @returns {Promise<readonly Model[]>}
  */
 export async function listModels(signal) {
+  /** @type {ModelList} */
   const list = await api('/v1/models', { signal });
   return list.data;
 }

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * #/playground: a form per mode that uploads the chosen files, creates a task with the session, follows it to
  * the end and plays the video, with the equivalent curl command beside it. Everything the form offers comes
@@ -19,7 +20,15 @@ import { codeBlock, errorBox, pageHeading } from './ui.js';
 /** How often the page reads the models again, to follow workers starting and stopping. */
 const REFRESH_MS = 10_000;
 
+/** @typedef {import('./playground-uploads.js').Upload} Upload */
+/** @typedef {ReturnType<typeof requestControls>} Controls */
+/** @typedef {ReturnType<typeof modelPicker>} Picker */
+
 /** Replaces a select's options with "Server default" and `values`, keeping its value when still offered. */
+/**
+ * @param {HTMLSelectElement} control
+ * @param {readonly string[]} values
+ */
 function offer(control, values) {
   const current = control.value;
   control.replaceChildren(
@@ -30,6 +39,10 @@ function offer(control, values) {
 }
 
 /** "(unavailable)" after the label of a choice whose model cannot run now. */
+/**
+ * @param {string} text
+ * @param {Model | undefined} model
+ */
 function markedLabel(text, model) {
   return !model || model.available ? text : `${text} (unavailable)`;
 }
@@ -61,7 +74,7 @@ function requestControls() {
 /** The curl command's section, with its copy button. */
 function curlSection() {
   const block = codeBlock('', 'Equivalent curl command');
-  const code = block.querySelector('code');
+  const code = /** @type {HTMLElement} */ (block.querySelector('code'));
   const element = h(
     'section',
     { class: 'curl', 'aria-labelledby': 'curl-heading' },
@@ -83,11 +96,17 @@ function curlSection() {
  * The mode radios and the fast toggle over `models`, each marked when the model it would pick cannot run now,
  * and a note saying why for the chosen one. `onPick({ modeChanged })` follows every choice; `setModels` takes a
  * fresh list (availability changes while the page is open).
+ * @param {{
+ *   models: readonly Model[],
+ *   query: URLSearchParams,
+ *   onPick: (change: { modeChanged: boolean }) => void,
+ * }} options
  */
 function modelPicker({ models: listed, query, onPick }) {
   let models = listed;
+  /** @type {string[]} */
   const modes = [...new Set(models.map((model) => model.mode))];
-  let mode = modes.includes(query.get('mode')) ? query.get('mode') : modes[0];
+  let mode = modes.find((each) => each === query.get('mode')) ?? modes[0] ?? '';
   const fast = h('input', { type: 'checkbox', name: 'fast', id: uid('fast'), checked: true });
   const fastLabel = h('label', { for: fast.id }, 'Fast variant');
   const modelOutput = h('output', { class: 'model-id' });
@@ -96,10 +115,15 @@ function modelPicker({ models: listed, query, onPick }) {
   const note = h('div', { role: 'status' });
 
   /** The model a mode and the fast toggle pick (the mode's other one when it has no such variant). */
+  /**
+   * @param {string} pickedMode
+   * @param {boolean} pickedFast
+   */
   const modelOf = (pickedMode, pickedFast) =>
     models.find((model) => model.mode === pickedMode && model.fast === pickedFast) ??
     models.find((model) => model.mode === pickedMode);
-  const selected = () => modelOf(mode, fast.checked);
+  /** Every listed mode has a model, and `mode` is one of them. */
+  const selected = () => /** @type {Model} */ (modelOf(mode, fast.checked));
 
   const choices = modes.map((value) => {
     const id = uid('mode');
@@ -140,6 +164,7 @@ function modelPicker({ models: listed, query, onPick }) {
     mode: () => mode,
     selected,
     showAvailability,
+    /** @param {readonly Model[]} fresh */
     setModels(fresh) {
       // Only availability changes while the page is open; a list that lost a mode is not one to follow.
       if (modes.every((each) => fresh.some((model) => model.mode === each))) models = fresh;
@@ -164,15 +189,26 @@ function modelPicker({ models: listed, query, onPick }) {
 
 /** Uploads a file once (`POST /v1/files`): a second run with the same file reuses its URL. */
 function uploader() {
-  /** File → URL returned by /v1/files. */
+  /**
+   * File → URL returned by /v1/files.
+   * @type {Map<File, string>}
+   */
   const uploaded = new Map();
   return {
+    /** @param {File} file */
     urlOf: (file) => uploaded.get(file),
+    /**
+     * @param {File} file
+     * @param {(text: string) => void} report
+     * @param {AbortSignal} signal
+     */
     async upload(file, report, signal) {
-      if (uploaded.has(file)) return uploaded.get(file);
+      const known = uploaded.get(file);
+      if (known) return known;
       report(`Uploading ${file.name}…`);
       const data = new FormData();
       data.append('file', file, file.name);
+      /** @type {UploadedFile} */
       const answer = await api('/v1/files', { method: 'POST', form: data, signal });
       uploaded.set(file, answer.url);
       return answer.url;
@@ -181,8 +217,15 @@ function uploader() {
 }
 
 /** The body of `POST /v1/videos/generations` for `model`; a field left at the server's default is not sent. */
+/**
+ * @param {Model} model
+ * @param {Controls} controls
+ * @param {Upload[]} uploads
+ * @param {(file: File) => string} urlOf
+ */
 function requestBody(model, controls, uploads, urlOf) {
   const { prompt, duration, quality, aspectRatio, seed, callbackUrl } = controls;
+  /** @type {Record<string, unknown> & { image_urls?: string[], video_urls?: string[], audio_urls?: string[] }} */
   const request = { model: model.id, prompt: prompt.value.trim() };
   for (const upload of uploads) {
     const files = upload.files();
@@ -198,6 +241,11 @@ function requestBody(model, controls, uploads, urlOf) {
 }
 
 /** The control a refused field came from: `image_urls[1]` is the second file over the image fields. */
+/**
+ * @param {HTMLFormElement} form
+ * @param {Upload[]} uploads
+ * @param {string} param
+ */
 function controlOfParam(form, uploads, param) {
   const [, name = '', index = '0'] = /^([a-z_]+)(?:\[(\d+)\])?/.exec(param) ?? [];
   const named = form.elements.namedItem(name);
@@ -213,6 +261,11 @@ function controlOfParam(form, uploads, param) {
 }
 
 /** The request's fields for `model`: its durations, qualities and aspect ratios. */
+/**
+ * @param {Controls} controls
+ * @param {Model} model
+ * @param {{ modeChanged: boolean }} change
+ */
 function applyLimits(controls, model, { modeChanged }) {
   const { duration, durationChoices, quality, aspectRatio } = controls;
   duration.min = model.durations.length > 0 ? String(Math.min(...model.durations)) : '';
@@ -228,8 +281,13 @@ function applyLimits(controls, model, { modeChanged }) {
 }
 
 /** Within min and max, but not a duration the model takes (when its durations have gaps). */
+/**
+ * @param {HTMLInputElement} duration
+ * @param {Model} model
+ */
 function checkDuration(duration, model) {
-  const taken = duration.value === '' || model.durations.includes(Number(duration.value));
+  const taken =
+    duration.value === '' || model.durations.some((seconds) => seconds === Number(duration.value));
   duration.setCustomValidity(taken ? '' : `This model takes ${model.durations.join(', ')} seconds.`);
 }
 
@@ -237,6 +295,15 @@ function checkDuration(duration, model) {
  * Fills `form` for `models` (the list of `GET /v1/models`): the model picker, the request's fields and the
  * upload fields of the chosen model, kept in step with the curl command; submitting runs the request, and a
  * refusal that names a field is shown beside it.
+ * @param {HTMLFormElement} form
+ * @param {{
+ *   models: readonly Model[],
+ *   query: URLSearchParams,
+ *   signal: AbortSignal,
+ *   errors: ErrorBox,
+ *   curlCode: HTMLElement,
+ *   run: (request: import('./playground-run.js').Run) => Promise<void>,
+ * }} options
  */
 function playgroundForm(form, { models, query, signal, errors, curlCode, run }) {
   const controls = requestControls();
@@ -244,9 +311,13 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
   const files = uploader();
   const uploadsSlot = h('div', { class: 'uploads' });
   const submit = h('button', { type: 'submit', class: 'button' }, 'Generate video');
+  /** @type {Upload[]} */
   let uploads = [];
 
-  /** The form's fields for the chosen model: its upload fields, durations, qualities and aspect ratios. */
+  /**
+   * The form's fields for the chosen model: its upload fields, durations, qualities and aspect ratios.
+   * @param {{ modeChanged: boolean }} change
+   */
   function applyModel({ modeChanged }) {
     const model = picker.selected();
     // Fields the new model takes alike keep their files; the others go.
@@ -264,6 +335,7 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
   controls.duration.addEventListener('input', () => checkDuration(controls.duration, picker.selected()));
 
   function updateCurl() {
+    /** @param {File} file */
     const placeholder = (file) => files.urlOf(file) ?? `<url of ${file.name} from /v1/files>`;
     const pending = uploads.flatMap((upload) => upload.files()).filter((file) => !files.urlOf(file));
     curlCode.textContent = curlCommands({
@@ -274,6 +346,7 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
   }
 
   /** Reads the models again now and then, to follow workers starting and stopping and circuits opening. */
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let refreshTimer;
   function scheduleRefresh() {
     refreshTimer = setTimeout(async () => {
@@ -323,6 +396,12 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
 }
 
 /** Where each part of the form goes. */
+/**
+ * @param {Controls} controls
+ * @param {Picker} picker
+ * @param {HTMLElement} uploadsSlot
+ * @param {HTMLButtonElement} submit
+ */
 function formLayout(controls, picker, uploadsSlot, submit) {
   const { prompt, duration, durationChoices, quality, aspectRatio, seed, callbackUrl } = controls;
   return [
@@ -354,6 +433,10 @@ function formLayout(controls, picker, uploadsSlot, submit) {
   ];
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
 export async function renderPlayground(main, { signal, query }) {
   const errors = errorBox();
   const form = h('form', { class: 'card playground-form', 'aria-label': 'Generation request' });
@@ -386,7 +469,7 @@ export async function renderPlayground(main, { signal, query }) {
       const retry = h('button', { type: 'button', class: 'button' }, 'Try again');
       retry.addEventListener('click', async () => {
         await load();
-        form.querySelector('input, button')?.focus();
+        form.querySelector('input')?.focus();
       });
       form.replaceChildren(retry);
     } finally {

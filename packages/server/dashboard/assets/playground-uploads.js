@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * The playground's file fields: one per asset field a model takes (`inputs` of `GET /v1/models`), each with
  * previews of the files chosen, named as the prompt names them.
@@ -6,8 +7,36 @@ import { field, h } from './dom.js';
 
 const ACCEPT = { image: 'image/*', video: 'video/*', audio: 'audio/*' };
 
+/**
+ * One file field: `key` tells it from the others, `field` is the request field its files' URLs go to.
+ * @typedef {{
+ *   key: string,
+ *   field: 'image_urls' | 'video_urls' | 'audio_urls',
+ *   kind: 'image' | 'video' | 'audio',
+ *   label: string,
+ *   max: number,
+ *   required?: boolean,
+ * }} UploadSpec
+ */
+
+/**
+ * A file field on the page: its input, its element (with the previews) and the files chosen.
+ * @typedef {{
+ *   spec: UploadSpec,
+ *   input: HTMLInputElement,
+ *   element: HTMLElement,
+ *   files: () => File[],
+ *   release: () => void,
+ * }} Upload
+ */
+
 /** The upload fields for the asset fields a model takes (`inputs`), in the order the prompt names them. */
+/**
+ * @param {string} mode
+ * @param {Model['inputs']} inputs
+ */
 export function uploadSpecs(mode, inputs) {
+  /** @type {UploadSpec[]} */
   const specs = [];
   const images = inputs.image_urls;
   if (mode === 'image' && images) {
@@ -54,6 +83,10 @@ export function uploadSpecs(mode, inputs) {
 }
 
 /** Whether two upload fields take the same files alike, so that a field keeps its files across models. */
+/**
+ * @param {UploadSpec} a
+ * @param {UploadSpec} b
+ */
 export function sameSpec(a, b) {
   return (
     a.key === b.key && a.label === b.label && a.max === b.max && Boolean(a.required) === Boolean(b.required)
@@ -61,6 +94,11 @@ export function sameSpec(a, b) {
 }
 
 /** A file input with previews of what it holds, named as the prompt names them ("image 1"). */
+/**
+ * @param {UploadSpec} spec
+ * @param {() => void} onChange
+ * @returns {Upload}
+ */
 export function uploadField(spec, onChange) {
   const input = h('input', {
     type: 'file',
@@ -70,10 +108,11 @@ export function uploadField(spec, onChange) {
     required: Boolean(spec.required),
   });
   const previews = h('ul', { class: 'previews', 'aria-label': `${spec.label}: previews` });
+  /** @type {string[]} */
   const urls = [];
   input.addEventListener('change', () => {
     for (const url of urls.splice(0)) URL.revokeObjectURL(url);
-    const files = [...input.files];
+    const files = [...(input.files ?? [])];
     input.setCustomValidity(files.length > spec.max ? `Choose at most ${spec.max} files.` : '');
     previews.replaceChildren(
       ...files.map((file) => {
@@ -94,7 +133,7 @@ export function uploadField(spec, onChange) {
     spec,
     input,
     element: wrapper,
-    files: () => [...input.files],
+    files: () => [...(input.files ?? [])],
     release: () => {
       for (const url of urls.splice(0)) URL.revokeObjectURL(url);
     },
