@@ -28,7 +28,7 @@ import {
   signIn,
   watchPage,
 } from './helpers/browser.js';
-import { writeTestImage } from './helpers/media-fixtures.js';
+import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
@@ -720,6 +720,26 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     );
     assert.equal(await taskCount(), tasksBefore);
     await callbackUrl.fill('');
+
+    // A file refused by its index: `image_urls[1]` is the last frame, not the first.
+    const image = join(fixtures, 'first frame.png');
+    const audio = join(fixtures, 'not a frame.wav');
+    await writeTestAudio(audio, { seconds: 0.5 });
+    await form.getByLabel('Image to video').check();
+    await form.getByLabel('Fast variant').check();
+    await form.getByLabel('Prompt').fill('image 1 turns into image 2');
+    const first = form.getByLabel('First frame', { exact: true });
+    const last = form.getByLabel('Last frame (optional)', { exact: true });
+    await first.setInputFiles(image);
+    await last.setInputFiles(audio);
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    await page.waitForFunction(
+      () => document.querySelector('[name="last"]')?.getAttribute('aria-invalid') === 'true',
+    );
+    assert.match(await text(form.locator('.field-error')), /^image_urls\[1\]: .* is audio, not image\.$/);
+    assert.equal(await first.getAttribute('aria-invalid'), null);
+    assert.equal(await taskCount(), tasksBefore);
+    await form.getByLabel('Text to video').check();
   });
 
   it('shows a task live: status and progress, the video, the request, the task JSON and the callback deliveries', async () => {
