@@ -99,8 +99,8 @@ export function uid(prefix) {
   return `${prefix}-${idCounter}`;
 }
 
-/** A labelled form control with an optional hint: `<div class="field"><label/>control<p class="hint"/></div>`. */
 /**
+ * A labelled form control with an optional hint: `<div class="field"><label/>control<p class="hint"/></div>`.
  * @param {string} label
  * @param {HTMLElement} control
  * @param {Child} [hint]
@@ -116,8 +116,8 @@ export function field(label, control, hint) {
   return h('div', { class: 'field' }, children);
 }
 
-/** `<select>` from `[value, label]` pairs. */
 /**
+ * `<select>` from `[value, label]` pairs.
  * @param {Record<string, unknown>} props
  * @param {[value: string, label: string][]} options
  * @param {string} [selected]

@@ -33,8 +33,8 @@ function environmentLabel(environment) {
   return h('span', { class: `environment environment-${environment}` }, environment);
 }
 
-/** The one time a key is visible: read-only, with a copy button and the warning to store it now. */
 /**
+ * The one time a key is visible: read-only, with a copy button and the warning to store it now.
  * @param {{ key: string, apiKey: ApiKeyRecord, previous: ApiKeyRecord | undefined, onDone: () => void }} shown
  */
 function newKeyPanel({ key, apiKey, previous, onDone }) {

@@ -24,8 +24,8 @@ const REFRESH_MS = 10_000;
 /** @typedef {ReturnType<typeof requestControls>} Controls */
 /** @typedef {ReturnType<typeof modelPicker>} Picker */
 
-/** Replaces a select's options with "Server default" and `values`, keeping its value when still offered. */
 /**
+ * Replaces a select's options with "Server default" and `values`, keeping its value when still offered.
  * @param {HTMLSelectElement} control
  * @param {readonly string[]} values
  */
@@ -38,8 +38,8 @@ function offer(control, values) {
   control.value = values.includes(current) ? current : '';
 }
 
-/** "(unavailable)" after the label of a choice whose model cannot run now. */
 /**
+ * "(unavailable)" after the label of a choice whose model cannot run now.
  * @param {string} text
  * @param {Model | undefined} model
  */
@@ -114,8 +114,8 @@ function modelPicker({ models: listed, query, onPick }) {
   // Said out when the chosen model cannot run now; the task can be created all the same.
   const note = h('div', { role: 'status' });
 
-  /** The model a mode and the fast toggle pick (the mode's other one when it has no such variant). */
   /**
+   * The model a mode and the fast toggle pick (the mode's other one when it has no such variant).
    * @param {string} pickedMode
    * @param {boolean} pickedFast
    */
@@ -216,8 +216,8 @@ function uploader() {
   };
 }
 
-/** The body of `POST /v1/videos/generations` for `model`; a field left at the server's default is not sent. */
 /**
+ * The body of `POST /v1/videos/generations` for `model`; a field left at the server's default is not sent.
  * @param {Model} model
  * @param {Controls} controls
  * @param {Upload[]} uploads
@@ -240,8 +240,8 @@ function requestBody(model, controls, uploads, urlOf) {
   return request;
 }
 
-/** The control a refused field came from: `image_urls[1]` is the second file over the image fields. */
 /**
+ * The control a refused field came from: `image_urls[1]` is the second file over the image fields.
  * @param {HTMLFormElement} form
  * @param {Upload[]} uploads
  * @param {string} param
@@ -260,8 +260,8 @@ function controlOfParam(form, uploads, param) {
   return fields[0]?.input ?? null;
 }
 
-/** The request's fields for `model`: its durations, qualities and aspect ratios. */
 /**
+ * The request's fields for `model`: its durations, qualities and aspect ratios.
  * @param {Controls} controls
  * @param {Model} model
  * @param {{ modeChanged: boolean }} change
@@ -280,8 +280,8 @@ function applyLimits(controls, model, { modeChanged }) {
   offer(aspectRatio, model.aspect_ratios);
 }
 
-/** Within min and max, but not a duration the model takes (when its durations have gaps). */
 /**
+ * Within min and max, but not a duration the model takes (when its durations have gaps).
  * @param {HTMLInputElement} duration
  * @param {Model} model
  */
@@ -395,8 +395,8 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
   scheduleRefresh();
 }
 
-/** Where each part of the form goes. */
 /**
+ * Where each part of the form goes.
  * @param {Controls} controls
  * @param {Picker} picker
  * @param {HTMLElement} uploadsSlot

@@ -30,8 +30,8 @@ const ACCEPT = { image: 'image/*', video: 'video/*', audio: 'audio/*' };
  * }} Upload
  */
 
-/** The upload fields for the asset fields a model takes (`inputs`), in the order the prompt names them. */
 /**
+ * The upload fields for the asset fields a model takes (`inputs`), in the order the prompt names them.
  * @param {string} mode
  * @param {Model['inputs']} inputs
  */
@@ -82,8 +82,8 @@ export function uploadSpecs(mode, inputs) {
   return specs;
 }
 
-/** Whether two upload fields take the same files alike, so that a field keeps its files across models. */
 /**
+ * Whether two upload fields take the same files alike, so that a field keeps its files across models.
  * @param {UploadSpec} a
  * @param {UploadSpec} b
  */
@@ -93,8 +93,8 @@ export function sameSpec(a, b) {
   );
 }
 
-/** A file input with previews of what it holds, named as the prompt names them ("image 1"). */
 /**
+ * A file input with previews of what it holds, named as the prompt names them ("image 1").
  * @param {UploadSpec} spec
  * @param {() => void} onChange
  * @returns {Upload}

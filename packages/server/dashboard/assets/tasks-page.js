@@ -18,8 +18,8 @@ const STATUSES = [
 
 const REFRESH_MS = 2000;
 
-/** A date input's day (local time) as Unix seconds; `nextDay` for an exclusive upper bound. */
 /**
+ * A date input's day (local time) as Unix seconds; `nextDay` for an exclusive upper bound.
  * @param {string} value
  * @param {boolean} [nextDay]
  */

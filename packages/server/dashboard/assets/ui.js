@@ -3,8 +3,8 @@
 import { describeError } from './api.js';
 import { h, safeUrl } from './dom.js';
 
-/** The page's `<h1>`; it takes focus on navigation so screen readers announce the new page. */
 /**
+ * The page's `<h1>`; it takes focus on navigation so screen readers announce the new page.
  * @param {string} title
  * @param {string} [intro]
  */
@@ -102,8 +102,8 @@ export function isFinal(task) {
   return task.status === 'completed' || task.status === 'failed';
 }
 
-/** `<progress>` with its percentage beside it; `label` names it for screen readers. */
 /**
+ * `<progress>` with its percentage beside it; `label` names it for screen readers.
  * @param {{ progress: number }} task
  * @param {string} label
  */
@@ -130,8 +130,8 @@ export function shortId(id) {
   return id.length > 24 ? `${id.slice(0, 13)}…${id.slice(-6)}` : id;
 }
 
-/** The result video, played from its signed link; a link that is not http(s) is not used at all. */
 /**
+ * The result video, played from its signed link; a link that is not http(s) is not used at all.
  * @param {string} url
  * @param {string} label
  */

@@ -19,8 +19,8 @@ const RANGES = [
   ['30-days', 'Last 30 days'],
 ];
 
-/** [start, end) in Unix seconds for a range of RANGES; months are UTC calendar months, as the API's. */
 /**
+ * [start, end) in Unix seconds for a range of RANGES; months are UTC calendar months, as the API's.
  * @param {string} name
  * @returns {[start: number, end: number]}
  */
@@ -119,8 +119,8 @@ function usageTable(caption, keyLabel, report) {
   return dataTable({ caption, columns, rows, className: 'usage-table' });
 }
 
-/** The rows of both groupings as CSV: `group,key,tasks,video_seconds,cost,currency`. */
 /**
+ * The rows of both groupings as CSV: `group,key,tasks,video_seconds,cost,currency`.
  * @param {UsageReport} byDay
  * @param {UsageReport} byModel
  */
