@@ -35,7 +35,9 @@ export {
 export { parseEventStream, type ServerSentEvent } from './event-stream.js';
 export {
   ASPECT_RATIOS,
+  ASSET_LIMITS,
   type AspectRatio,
+  type AssetField,
   type AssetUrl,
   DURATIONS,
   type Duration,

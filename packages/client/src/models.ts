@@ -52,6 +52,22 @@ export const MAX_PROMPT_LENGTH = 5000;
 /** Reference models take at most this many assets over `image_urls`, `video_urls` and `audio_urls`. */
 export const MAX_REFERENCE_ASSETS = 12;
 
+export type AssetField = 'image_urls' | 'video_urls' | 'audio_urls';
+
+/**
+ * How many URLs of each asset field a mode takes, as the catalogue has it (a field absent is not accepted).
+ * A server may take fewer for a model its engines cannot feed: `listModels()` says what it takes.
+ */
+export const ASSET_LIMITS = {
+  text: {},
+  image: { image_urls: { min: 1, max: 2 } },
+  reference: {
+    image_urls: { min: 0, max: 9 },
+    video_urls: { min: 0, max: 3 },
+    audio_urls: { min: 0, max: 3 },
+  },
+} as const satisfies Record<GenerationMode, Partial<Record<AssetField, { min: number; max: number }>>>;
+
 /** An `http(s)` URL, a base64 `data:` URL, or the `url` of an uploaded file. */
 export type AssetUrl = string;
 

@@ -85,7 +85,10 @@ export function openStorage(storageUrl: string): Storage {
   );
 }
 
-/** The links `results[0]` carries: presigned by the storage, or this server's own (decisions.md §6). */
+/**
+ * The links `results[0]` carries: presigned by the storage, or this server's own
+ * (docs/decisions.md#result-videos).
+ */
 export function openResultUrls(config: Config, storage: Storage, links: ResultLinks): ResultUrl {
   const mode = config.resultLinks ?? (storage.presignedUrl ? 'storage' : 'server');
   if (mode === 'server') return links.resultUrl;

@@ -22,7 +22,10 @@ import { routeCapabilities } from './engines/routed-inputs.js';
 import { ApiError } from './errors.js';
 import type { Store } from './ports/store.js';
 
-/** When the catalogue of videogen 2.0 was published (decisions.md): the `created` of every model. */
+/**
+ * When the catalogue of videogen 2.0 was published (docs/decisions.md#model-list): the `created` of every
+ * model.
+ */
 const CATALOGUE_CREATED = 1_767_225_600;
 
 const DURATIONS = Array.from({ length: MAX_DURATION - MIN_DURATION + 1 }, (_, i) => MIN_DURATION + i);

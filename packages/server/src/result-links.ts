@@ -1,7 +1,8 @@
 /**
- * Signed, expiring links to result videos (decisions.md §6). Either this server's own link, which carries the
- * storage key's task id, an expiry and an HMAC over both and which the results route checks without a database
- * read; or, with object storage, a URL presigned by the storage, which clients fetch from the bucket directly.
+ * Signed, expiring links to result videos (docs/decisions.md#result-videos). Either this server's own link,
+ * which carries the storage key's task id, an expiry and an HMAC over both and which the results route checks
+ * without a database read; or, with object storage, a URL presigned by the storage, which clients fetch from
+ * the bucket directly.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Storage } from './ports/storage.js';

@@ -1,7 +1,7 @@
 /**
  * The client SDK stands alone (no server code in it), so it spells the interface's catalogues out again: the
  * model IDs and their modes, the request's value ranges, the task statuses and error codes, the task's shape,
- * the model's shape (`GET /v1/models`).
+ * the model's shape (`GET /v1/models`), the asset counts of each mode.
  * This keeps the two spellings one: any change on either side that the other lacks fails here.
  */
 import assert from 'node:assert/strict';
@@ -48,6 +48,8 @@ export type Checks = [
   Assert<SameKeys<UsageReport, client.UsageReport>>,
   Assert<SameKeys<UsageBucket, client.UsageBucket>>,
   Assert<Same<UsageReport['group_by'], client.UsageGrouping>>,
+  // The image request's tuple says 1 or 2 images, as ASSET_LIMITS (checked against the server below) does.
+  Assert<Same<client.ImageToVideoRequest['image_urls']['length'], 1 | 2>>,
 ];
 
 describe('the client SDK and the server share their catalogues', () => {
@@ -76,6 +78,19 @@ describe('the client SDK and the server share their catalogues', () => {
     assert.equal(client.MAX_SEED, SEED_MAX);
     assert.equal(client.MAX_PROMPT_LENGTH, PROMPT_MAX_LENGTH);
     assert.equal(client.MAX_REFERENCE_ASSETS, MAX_REFERENCE_ASSETS);
+  });
+
+  it('asset counts of each mode', () => {
+    for (const id of MODEL_IDS) {
+      const model = MODELS.get(id);
+      assert.deepEqual(client.ASSET_LIMITS[client.modeOf(id)], model?.assets, id);
+    }
+    const image = client.ASSET_LIMITS.image.image_urls;
+    assert.deepEqual(
+      [image.min, image.max],
+      [1, 2],
+      'what ImageToVideoRequest["image_urls"] spells as a tuple',
+    );
   });
 
   it('task statuses and failure codes', () => {

@@ -28,7 +28,7 @@ import {
   signIn,
   watchPage,
 } from './helpers/browser.js';
-import { writeTestImage } from './helpers/media-fixtures.js';
+import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
@@ -486,7 +486,8 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await page.getByLabel('Prompt').fill('The camera slowly pushes in on image 1');
     await page.getByLabel('Duration (seconds)').fill('4');
     await page.getByLabel('Quality').selectOption('480p');
-    assert.equal(await page.getByLabel('Aspect ratio').inputValue(), 'adaptive');
+    // Left at the server's default (adaptive for image models): the request does not name it.
+    assert.equal(await page.getByLabel('Aspect ratio').inputValue(), '');
     await page.getByLabel('First frame', { exact: true }).setInputFiles(image);
 
     const preview = page.getByRole('img', { name: 'Preview of first frame.png' });
@@ -496,6 +497,7 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     const command = await text(page.getByLabel('Equivalent curl command'));
     assert.ok(command.includes(`curl -s ${server.url}/v1/files`), command);
     assert.ok(command.includes("-F 'file=@first frame.png'"), command);
+    assert.equal('aspect_ratio' in (curlBody(command) as Record<string, unknown>), false, command);
     assert.equal(await page.getByLabel('Fast variant').isChecked(), true);
     await page.getByLabel('Fast variant').uncheck();
     await page.getByLabel('Fast variant').check();
@@ -612,7 +614,8 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
           .getByLabel('Quality')
           .locator('option')
           .evaluateAll((options) => options.map((option) => option.value as string)),
-        ['480p', '720p'],
+        ['', '480p', '720p'],
+        'the server default, then what the model takes',
       );
 
       // The standard model of the mode runs, and takes audio.
@@ -635,7 +638,7 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
       await form.getByLabel('Fast variant').check();
       assert.equal(await form.getByLabel('Last frame (optional)', { exact: true }).count(), 1);
 
-      // Without the list, the page says so and offers what the catalogue allows.
+      // Without the list, the page says so and offers nothing (it has no catalogue of its own) until it has it.
       await page.unroute(models);
       await page.route(models, (route) =>
         route.fulfill({
@@ -650,7 +653,11 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
       const errorBox = page.locator('.error-box');
       await errorBox.waitFor();
       assert.match(await text(errorBox), /The models could not be listed[\s\S]*The server is busy\./);
+      assert.equal(await form.locator('input, select, textarea').count(), 0);
+      await page.unroute(models);
+      await form.getByRole('button', { name: 'Try again' }).click();
       await form.getByLabel('Reference to video').check();
+      assert.equal(await errorBox.isVisible(), false);
       assert.doesNotMatch(await text(form), /unavailable/);
       assert.equal(await form.getByLabel(AUDIO).count(), 1);
       assert.deepEqual([await duration.getAttribute('min'), await duration.getAttribute('max')], ['4', '15']);
@@ -658,6 +665,81 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     } finally {
       await page.unroute(models);
     }
+  });
+
+  it('shows a field the server refuses beside that field, and creates nothing', async () => {
+    await openPage(page, 'Playground');
+    await page.waitForFunction(() => !document.querySelector('form[aria-busy="true"]'));
+    const form = page.locator('.playground-form');
+    await form.getByLabel('Text to video').check();
+    await form.getByLabel('Prompt').fill('A seed past the largest one');
+    await form.getByText('More options').click();
+    const seed = form.getByLabel('Seed');
+    // The page keeps no copy of the server's limits: the largest seed is the server's to check.
+    await seed.fill('4294967296');
+    await form.getByText('More options').click();
+    assert.equal(await seed.isVisible(), false, 'closed again');
+    const taskCount = async () =>
+      ((await withKey(server.url, developmentKey, '/v1/tasks?limit=100')).body.data as PublicTask[]).length;
+    const tasksBefore = await taskCount();
+    const refused = page.waitForResponse(
+      (response) => new URL(response.url()).pathname === '/v1/videos/generations',
+    );
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    const answer = (await (await refused).json()) as {
+      error: { code: string; param: string; message: string };
+    };
+    assert.deepEqual([answer.error.code, answer.error.param], ['invalid_parameter', 'seed']);
+
+    const message = form.locator('.field-error');
+    await message.waitFor();
+    assert.equal(await text(message), answer.error.message);
+    assert.equal(await seed.isVisible(), true, 'its section opened to show it');
+    assert.equal(await seed.getAttribute('aria-invalid'), 'true');
+    const describedBy = ((await seed.getAttribute('aria-describedby')) ?? '').split(' ');
+    assert.ok(describedBy.includes((await message.getAttribute('id')) ?? 'none'), describedBy.join(' '));
+    assert.ok(describedBy.length === 2, 'the hint and the error');
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute('name')), 'seed');
+    assert.equal(await taskCount(), tasksBefore);
+
+    // Another refused field: the error moves there, and the seed is as before it.
+    await seed.fill('');
+    await form.getByLabel('Callback URL').fill('ftp://example.com/hook');
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    const callbackUrl = form.getByLabel('Callback URL');
+    await page.waitForFunction(
+      () => document.querySelector('[name="callback_url"]')?.getAttribute('aria-invalid') === 'true',
+    );
+    assert.equal(await form.locator('.field-error').count(), 1);
+    assert.match(await text(form.locator('.field-error')), /callback_url/);
+    assert.equal(await seed.getAttribute('aria-invalid'), null);
+    assert.equal(((await seed.getAttribute('aria-describedby')) ?? '').split(' ').length, 1, 'the hint only');
+    assert.match(
+      (await callbackUrl.getAttribute('aria-describedby')) ?? '',
+      new RegExp(`${await form.locator('.field-error').getAttribute('id')}$`),
+    );
+    assert.equal(await taskCount(), tasksBefore);
+    await callbackUrl.fill('');
+
+    // A file refused by its index: `image_urls[1]` is the last frame, not the first.
+    const image = join(fixtures, 'first frame.png');
+    const audio = join(fixtures, 'not a frame.wav');
+    await writeTestAudio(audio, { seconds: 0.5 });
+    await form.getByLabel('Image to video').check();
+    await form.getByLabel('Fast variant').check();
+    await form.getByLabel('Prompt').fill('image 1 turns into image 2');
+    const first = form.getByLabel('First frame', { exact: true });
+    const last = form.getByLabel('Last frame (optional)', { exact: true });
+    await first.setInputFiles(image);
+    await last.setInputFiles(audio);
+    await page.getByRole('button', { name: 'Generate video' }).click();
+    await page.waitForFunction(
+      () => document.querySelector('[name="last"]')?.getAttribute('aria-invalid') === 'true',
+    );
+    assert.match(await text(form.locator('.field-error')), /^image_urls\[1\]: .* is audio, not image\.$/);
+    assert.equal(await first.getAttribute('aria-invalid'), null);
+    assert.equal(await taskCount(), tasksBefore);
+    await form.getByLabel('Text to video').check();
   });
 
   it('shows a task live: status and progress, the video, the request, the task JSON and the callback deliveries', async () => {
@@ -794,6 +876,43 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await switcher.selectOption('development');
     await page.locator('tbody tr').first().waitFor();
     assert.equal(await page.locator('#production-banner').isVisible(), false);
+  });
+
+  it('offers the model filter from GET /v1/models, not from a list of its own', async () => {
+    const models = '**/v1/models';
+    // In the server's order, which the filter keeps.
+    const listedIds = ['videogen-2.0-image-to-video', 'videogen-2.0-fast-text-to-video'];
+    try {
+      // The service's answer narrowed to two models: the filter offers exactly those.
+      await page.route(models, async (route) => {
+        const response = await route.fetch();
+        const list = (await response.json()) as PublicModelList;
+        const data = list.data.filter((model) => listedIds.includes(model.id));
+        await route.fulfill({ response, json: { ...list, data } });
+      });
+      await openPage(page, 'API keys');
+      await openPage(page, 'Tasks');
+      const filter = page.getByLabel('Model');
+      const offered = () =>
+        filter.locator('option').evaluateAll((options) => options.map((option) => option.value as string));
+      await page.waitForFunction(() => document.querySelectorAll('select[name="model"] option').length > 1);
+      assert.deepEqual(await offered(), ['', ...listedIds]);
+
+      // Without the list, the model filtered on stays offered, and the page says why the others are not.
+      await page.unroute(models);
+      await page.route(models, (route) =>
+        route.fulfill({
+          status: 503,
+          json: { error: { code: 'overloaded', message: 'The server is busy.', type: 'api_error' } },
+        }),
+      );
+      await page.goto(`${server.url}/dashboard#/tasks?model=videogen-2.0-fast-image-to-video`);
+      await page.locator('.error-box').filter({ hasText: 'The models could not be listed' }).waitFor();
+      assert.deepEqual(await offered(), ['', 'videogen-2.0-fast-image-to-video']);
+      assert.equal(await filter.inputValue(), 'videogen-2.0-fast-image-to-video');
+    } finally {
+      await page.unroute(models);
+    }
   });
 
   it('shows usage per day and per model, with charts and tables, over a chosen range, and downloads it as CSV', async () => {

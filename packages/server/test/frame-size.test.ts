@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { frameSize, nearestAspectRatio, resolveAspectRatio } from '../src/domain/frame-size.js';
 
 describe('frame size', () => {
-  it('follows decisions.md §1 examples', () => {
+  it('follows docs/decisions.md#models-and-requests examples', () => {
     assert.deepEqual(frameSize('720p', '16:9'), { width: 1280, height: 720 });
     assert.deepEqual(frameSize('720p', '9:16'), { width: 720, height: 1280 });
     assert.deepEqual(frameSize('720p', '1:1'), { width: 720, height: 720 });

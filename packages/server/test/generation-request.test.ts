@@ -23,7 +23,7 @@ function rejects(body: unknown, code: string, param?: string, message?: RegExp):
 }
 
 describe('parseGenerationRequest', () => {
-  it('applies the defaults of decisions.md §1 per mode', () => {
+  it('applies the defaults of docs/decisions.md#models-and-requests per mode', () => {
     const text = parseGenerationRequest(
       { model: 'videogen-2.0-text-to-video', prompt: '  a fox  ' },
       () => 7,

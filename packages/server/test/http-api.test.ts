@@ -1,4 +1,7 @@
-/** The API over real HTTP: the interface's two endpoints and every 4xx row of decisions.md §3 that applies. */
+/**
+ * The API over real HTTP: the interface's two endpoints and every 4xx row of docs/decisions.md#errors that
+ * applies.
+ */
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFile } from 'node:fs/promises';

@@ -147,7 +147,7 @@ after(async () => {
 });
 
 describe('local engine', () => {
-  it('renders a text-mode MP4 as decisions.md §6 describes, reporting progress', async () => {
+  it('renders a text-mode MP4 as docs/decisions.md#result-videos describes, reporting progress', async () => {
     const job = makeJob(dir);
     const ctx = renderContext();
     await engine.render(job, ctx);

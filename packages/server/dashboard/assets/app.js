@@ -1,6 +1,7 @@
+// @ts-check
 /** Boot: find the session, wire the header (nav, environment, sign-out) and route between pages. */
 import { describeError, setSignedOutHandler } from './api.js';
-import { announce, h } from './dom.js';
+import { announce, byId, h } from './dom.js';
 import { renderKeys } from './keys-page.js';
 import { renderPlayground } from './playground-page.js';
 import { createRouter, navigate } from './router.js';
@@ -19,17 +20,18 @@ import { pageHeading } from './ui.js';
 import { renderUsage } from './usage-page.js';
 import { renderWebhooks } from './webhooks-page.js';
 
-const main = document.getElementById('main');
-const nav = document.getElementById('site-nav');
-const sessionBar = document.getElementById('session-bar');
-const environmentSelect = document.getElementById('environment-select');
-const accountEmail = document.getElementById('account-email');
-const productionBanner = document.getElementById('production-banner');
+const main = byId('main', HTMLElement);
+const nav = byId('site-nav', HTMLElement);
+const sessionBar = byId('session-bar', HTMLDivElement);
+const environmentSelect = byId('environment-select', HTMLSelectElement);
+const accountEmail = byId('account-email', HTMLSpanElement);
+const productionBanner = byId('production-banner', HTMLDivElement);
 
 const HOME = '#/keys';
 /** Where a signed-out reader was going, to take them there after signing in. */
 let afterSignIn = HOME;
 
+/** @type {import('./router.js').Route[]} */
 const routes = [
   {
     pattern: /^\/sign-in$/,
@@ -66,6 +68,7 @@ function onSignedIn() {
   navigate(target);
 }
 
+/** @param {string | undefined} hash */
 function markCurrentNav(hash) {
   for (const link of nav.querySelectorAll('a')) {
     if (link.getAttribute('href') === hash) link.setAttribute('aria-current', 'page');
@@ -93,7 +96,7 @@ const router = createRouter({
         ...pageHeading('Page not found'),
         h('p', {}, 'There is no such page. ', h('a', { href: HOME }, 'Go to your API keys'), '.'),
       );
-      main.querySelector('h1').focus();
+      main.querySelector('h1')?.focus();
       return;
     }
     // Pages put their heading in place before their first await: focus it now, not once their data is in.
@@ -107,7 +110,7 @@ const router = createRouter({
         ...pageHeading('Something went wrong'),
         h('p', { role: 'alert' }, describeError(error)),
       );
-      main.querySelector('h1').focus();
+      main.querySelector('h1')?.focus();
     }
   },
 });
@@ -144,7 +147,7 @@ environmentSelect.addEventListener('change', async () => {
   }
 });
 
-document.getElementById('sign-out').addEventListener('click', async () => {
+byId('sign-out', HTMLButtonElement).addEventListener('click', async () => {
   try {
     await signOut();
   } catch (error) {
@@ -156,7 +159,7 @@ document.getElementById('sign-out').addEventListener('click', async () => {
   }
 });
 
-document.getElementById('skip-link').addEventListener('click', (event) => {
+byId('skip-link', HTMLAnchorElement).addEventListener('click', (event) => {
   event.preventDefault();
   main.focus();
 });

@@ -1,6 +1,8 @@
+// @ts-check
 /** Copy buttons: the Clipboard API where the page may use it, else the text is selected for Ctrl+C. */
 import { announce, h } from './dom.js';
 
+/** @param {HTMLElement} element */
 function selectContents(element) {
   if (element instanceof HTMLInputElement || element instanceof HTMLTextAreaElement) {
     element.focus();
@@ -10,17 +12,19 @@ function selectContents(element) {
   const range = document.createRange();
   range.selectNodeContents(element);
   const selection = window.getSelection();
-  selection.removeAllRanges();
-  selection.addRange(range);
+  selection?.removeAllRanges();
+  selection?.addRange(range);
 }
 
 /**
  * A button that copies `text()` and, when the clipboard is unavailable, selects `source` instead (after
  * `beforeSelect()`, which can make it selectable).
+ * @param {{ text: () => string, source: HTMLElement, label?: string, beforeSelect?: () => void }} options
  */
 export function copyButton({ text, source, label = 'Copy', beforeSelect }) {
   const button = h('button', { type: 'button', class: 'button secondary copy-button' }, label);
-  let reset = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let reset;
   button.addEventListener('click', async () => {
     try {
       // navigator.clipboard exists only on secure origins (https, or localhost).

@@ -1,6 +1,8 @@
+// @ts-check
 /** The curl commands equivalent to what the playground sends, for the reader's own scripts. */
 
 /** Quotes a string for a POSIX shell: inside single quotes, a quote is `'\''`. */
+/** @param {string} text */
 function shellQuote(text) {
   return `'${text.replaceAll("'", "'\\''")}'`;
 }
@@ -8,6 +10,7 @@ function shellQuote(text) {
 /**
  * `uploads` are the files still to upload (their URLs in `body` are placeholders); the commands upload them
  * first, then create the task.
+ * @param {{ origin: string, body: object, uploads?: File[] }} request
  */
 export function curlCommands({ origin, body, uploads = [] }) {
   const auth = '-H "Authorization: Bearer $VIDEOGEN_API_KEY"';

@@ -1,9 +1,12 @@
+// @ts-check
 /** Confirmations in a modal `<dialog>`: focus is trapped in it, Escape cancels, focus returns to the opener. */
 import { h, uid } from './dom.js';
 
 /**
  * Resolves to the dialog's `<form>` when the reader confirms (so callers can read fields in `content`), null
  * when they cancel, or when `signal` (the page's) fires: a dialog never outlives the page that opened it.
+ * @param {{ title: string, content?: Child, confirmLabel: string, danger?: boolean, signal?: AbortSignal }} options
+ * @returns {Promise<HTMLFormElement | null>}
  */
 export function confirmDialog({ title, content = [], confirmLabel, danger = false, signal }) {
   if (signal?.aborted) return Promise.resolve(null);

@@ -1,3 +1,4 @@
+// @ts-check
 /** #/keys: create keys (shown once) with their monthly limits, list them, change limits, revoke and rotate them. */
 import { api } from './api.js';
 import { copyButton } from './clipboard.js';
@@ -7,11 +8,18 @@ import { describeLimits, limitFields } from './limit-fields.js';
 import { currentSession } from './session.js';
 import { cell, dataTable, errorBox, exclusive, pageHeading } from './ui.js';
 
+/**
+ * A new key, shown once: the answer of creating or rotating one (`previous`: the rotated key).
+ * @typedef {{ key: string, api_key: ApiKeyRecord, previous?: ApiKeyRecord }} NewKey
+ */
+
+/** @type {[value: string, label: string][]} */
 const ENVIRONMENTS = [
   ['development', 'Development'],
   ['production', 'Production'],
 ];
 
+/** @type {[value: string, label: string][]} */
 const GRACE_PERIODS = [
   ['0', 'None: revoke the old key now'],
   ['1', '1 hour'],
@@ -20,11 +28,15 @@ const GRACE_PERIODS = [
   ['720', '30 days'],
 ];
 
+/** @param {string} environment */
 function environmentLabel(environment) {
   return h('span', { class: `environment environment-${environment}` }, environment);
 }
 
-/** The one time a key is visible: read-only, with a copy button and the warning to store it now. */
+/**
+ * The one time a key is visible: read-only, with a copy button and the warning to store it now.
+ * @param {{ key: string, apiKey: ApiKeyRecord, previous: ApiKeyRecord | undefined, onDone: () => void }} shown
+ */
 function newKeyPanel({ key, apiKey, previous, onDone }) {
   const input = h('input', {
     type: 'text',
@@ -71,6 +83,10 @@ function newKeyPanel({ key, apiKey, previous, onDone }) {
   return { panel, focus: () => heading.focus() };
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
 export async function renderKeys(main, { signal }) {
   const errors = errorBox();
   const newKeySlot = h('div');
@@ -79,12 +95,16 @@ export async function renderKeys(main, { signal }) {
    * The currency of budgets (null: no prices configured), from the account's limits; undefined when that could
    * not be read, and budgets are then shown without it.
    */
-  const currencyRequest = api('/dashboard/api/limits', { signal }).then(
+  /** @type {Promise<AccountLimits>} */
+  const limitsRequest = api('/dashboard/api/limits', { signal });
+  const currencyRequest = limitsRequest.then(
     (answer) => answer.currency,
     () => undefined,
   );
+  /** @type {string | null | undefined} */
   let currency;
 
+  /** @param {NewKey} answer */
   function showNewKey(answer) {
     const { panel, focus } = newKeyPanel({
       key: answer.key,
@@ -102,6 +122,7 @@ export async function renderKeys(main, { signal }) {
 
   async function refresh() {
     try {
+      /** @type {{ data: ApiKeyRecord[] }} */
       const { data } = await api('/dashboard/api/keys', { signal });
       currency = await currencyRequest;
       listSlot.replaceChildren(keyList(data));
@@ -112,7 +133,7 @@ export async function renderKeys(main, { signal }) {
   }
 
   // A double click must not revoke or rotate twice (a second rotation would lose the first new key).
-  const revoke = exclusive(async (key) => {
+  const revoke = exclusive(async (/** @type {ApiKeyRecord} */ key) => {
     const confirmed = await confirmDialog({
       title: `Revoke “${key.name}”?`,
       content: h(
@@ -138,7 +159,7 @@ export async function renderKeys(main, { signal }) {
     }
   });
 
-  const rotate = exclusive(async (key) => {
+  const rotate = exclusive(async (/** @type {ApiKeyRecord} */ key) => {
     const grace = select({ name: 'grace_period_hours' }, GRACE_PERIODS, '24');
     const form = await confirmDialog({
       title: `Rotate “${key.name}”?`,
@@ -157,6 +178,7 @@ export async function renderKeys(main, { signal }) {
     if (!form) return;
     errors.clear();
     try {
+      /** @type {NewKey} */
       const answer = await api(`/dashboard/api/keys/${encodeURIComponent(key.id)}/rotate`, {
         method: 'POST',
         json: { grace_period_hours: Number(grace.value) },
@@ -168,7 +190,7 @@ export async function renderKeys(main, { signal }) {
     }
   });
 
-  const setLimits = exclusive(async (key) => {
+  const setLimits = exclusive(async (/** @type {ApiKeyRecord} */ key) => {
     const inputs = limitFields(key, currency);
     const form = await confirmDialog({
       title: `Monthly limits of “${key.name}”`,
@@ -193,12 +215,14 @@ export async function renderKeys(main, { signal }) {
       announce(`Limits of ${key.name} saved.`);
       await refresh();
       // The list was redrawn: back to this key's Limits button, not to <body>.
-      listSlot.querySelector(`tr[data-key-id="${CSS.escape(key.id)}"] .row-actions button`)?.focus();
+      const button = listSlot.querySelector(`tr[data-key-id="${CSS.escape(key.id)}"] .row-actions button`);
+      if (button instanceof HTMLButtonElement) button.focus();
     } catch (error) {
       errors.show(error);
     }
   });
 
+  /** @param {ApiKeyRecord[]} keys */
   function keyList(keys) {
     if (keys.length === 0) {
       return h('p', { class: 'empty' }, 'No active keys. Create one above to call the API.');
@@ -282,7 +306,7 @@ export async function renderKeys(main, { signal }) {
     ENVIRONMENTS,
     currentSession()?.environment ?? 'development',
   );
-  const createLimits = limitFields();
+  const createLimits = limitFields(undefined, undefined);
   const createButton = h('button', { type: 'submit', class: 'button' }, 'Create key');
   const createForm = h(
     'form',
@@ -303,6 +327,7 @@ export async function renderKeys(main, { signal }) {
     errors.clear();
     createButton.disabled = true;
     try {
+      /** @type {NewKey} */
       const answer = await api('/dashboard/api/keys', {
         method: 'POST',
         json: { name: name.value.trim(), environment: environment.value, ...createLimits.read() },

@@ -1,9 +1,14 @@
+// @ts-check
 /** The two monthly limit inputs (video seconds, budget) of the keys page and the usage page; blank is no limit. */
 import { field, h } from './dom.js';
 
 /**
  * `600 video s, 25 USD a month`, or `None`. Without a currency (none configured, or not known) the budget is
  * said to be one: `budget 25 a month`.
+ */
+/**
+ * @param {MonthlyLimits} limits
+ * @param {string | null | undefined} currency
  */
 export function describeLimits(limits, currency) {
   const parts = [];
@@ -16,6 +21,10 @@ export function describeLimits(limits, currency) {
 /**
  * Inputs filled from `limits` (none when absent); `read()` gives the body fields, null for a blank one, and
  * `fill(limits)` shows limits as saved. `currency` (null: no prices configured) is said in the budget's hint.
+ */
+/**
+ * @param {MonthlyLimits | undefined} limits
+ * @param {string | null | undefined} currency
  */
 export function limitFields(limits, currency) {
   const seconds = h('input', {
@@ -33,11 +42,13 @@ export function limitFields(limits, currency) {
     step: 'any',
     inputmode: 'decimal',
   });
+  /** @param {MonthlyLimits | undefined} next */
   const fill = (next) => {
-    seconds.value = next?.monthly_video_seconds ?? '';
-    budget.value = next?.monthly_budget ?? '';
+    seconds.value = String(next?.monthly_video_seconds ?? '');
+    budget.value = String(next?.monthly_budget ?? '');
   };
   fill(limits);
+  /** @param {HTMLInputElement} input */
   const number = (input) => (input.value.trim() === '' ? null : Number(input.value));
   const budgetHint =
     currency === null

@@ -1,14 +1,20 @@
+// @ts-check
 /** #/sign-in: email and password; the session cookie is set by the server and never seen by scripts. */
 import { ApiError } from './api.js';
 import { field, h } from './dom.js';
 import { signIn } from './session.js';
 import { errorBox, pageHeading } from './ui.js';
 
+/** @param {number} seconds */
 function waitText(seconds) {
   const minutes = Math.ceil(seconds / 60);
   return seconds < 90 ? `${seconds} seconds` : `${minutes} minutes`;
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext & { onSignedIn: () => void }} context
+ */
 export function renderSignIn(main, { onSignedIn }) {
   const email = h('input', { type: 'email', name: 'email', autocomplete: 'username', required: true });
   const password = h('input', {

@@ -1,3 +1,4 @@
+// @ts-check
 /** #/tasks/<id>: one task, live: its status and progress, the video, its request and JSON, its callbacks. */
 import { ApiError, api, describeError } from './api.js';
 import { confirmDialog } from './dialogs.js';
@@ -18,7 +19,9 @@ import {
 
 const DELIVERY_REFRESH_MS = 3000;
 
+/** @param {Task} task */
 function summary(task) {
+  /** @type {[term: string, value: Child][]} */
   const rows = [
     ['Status', statusBadge(task.status)],
     ['Progress', taskProgress(task, 'Task progress')],
@@ -30,8 +33,8 @@ function summary(task) {
     ['Created', time(task.created_at)],
     ['Updated', time(task.updated_at)],
   ];
-  if (task.completed_at) rows.push(['Ended', time(task.completed_at)]);
-  if (task.error)
+  if (task.status === 'completed' || task.status === 'failed') rows.push(['Ended', time(task.completed_at)]);
+  if (task.status === 'failed')
     rows.push(['Error', h('span', {}, h('code', {}, task.error.code), ` ${task.error.message}`)]);
   return h(
     'dl',
@@ -40,11 +43,13 @@ function summary(task) {
   );
 }
 
+/** @param {Delivery['attempts'][number]} attempt */
 function attemptResult(attempt) {
   if (attempt.http_status !== undefined) return `HTTP ${attempt.http_status}`;
   return attempt.error ?? '—';
 }
 
+/** @param {readonly Delivery[]} deliveries */
 function deliveryList(deliveries) {
   if (deliveries.length === 0)
     return h('p', { class: 'empty' }, 'No callbacks have been sent for this task.');
@@ -109,7 +114,11 @@ function deliveryList(deliveries) {
   );
 }
 
-export async function renderTask(main, { params: [taskId], signal }) {
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
+export async function renderTask(main, { params: [taskId = ''], signal }) {
   const path = `/v1/tasks/${encodeURIComponent(taskId)}`;
   const errors = errorBox();
   // Not a live region: it is redrawn at every progress step; status changes are announced instead.
@@ -119,10 +128,17 @@ export async function renderTask(main, { params: [taskId], signal }) {
   const taskJson = h('div');
   const requestJson = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const deliveriesSlot = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  /** @type {Task | null} */
   let task = null;
+  /**
+   * The request as the task was created with it (`GET /dashboard/api/tasks/{id}/request`).
+   * @type {{ callback_url?: string } | null}
+   */
   let request = null;
+  /** @type {HTMLElement | null} */
   let shownVideo = null;
-  let deliveryTimer = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let deliveryTimer;
   signal.addEventListener('abort', () => clearTimeout(deliveryTimer));
 
   // One action at a time: a double click cancels, deletes or redelivers once.
@@ -176,20 +192,23 @@ export async function renderTask(main, { params: [taskId], signal }) {
     // The buttons are replaced (Cancel becomes Delete): keep the keyboard focus among them.
     const hadFocus = actionsSlot.contains(document.activeElement);
     actionsSlot.replaceChildren(
-      isFinal(task)
+      task && isFinal(task)
         ? h('button', { type: 'button', class: 'button danger', onclick: remove }, 'Delete task')
         : h('button', { type: 'button', class: 'button danger', onclick: cancel }, 'Cancel task'),
-      request?.callback_url
-        ? h(
-            'button',
-            { type: 'button', class: 'button secondary', onclick: redeliver },
-            'Send the callback again',
-          )
-        : null,
+      ...(request?.callback_url
+        ? [
+            h(
+              'button',
+              { type: 'button', class: 'button secondary', onclick: redeliver },
+              'Send the callback again',
+            ),
+          ]
+        : []),
     );
     if (hadFocus) actionsSlot.querySelector('button')?.focus();
   }
 
+  /** @param {Task} next */
   function show(next) {
     const statusChanged = task?.status !== next.status;
     task = next;
@@ -199,7 +218,7 @@ export async function renderTask(main, { params: [taskId], signal }) {
       renderActions();
       if (task.status !== 'pending') announce(`Task ${task.status}.`);
     }
-    const url = task.results?.[0];
+    const url = task.status === 'completed' ? task.results[0] : undefined;
     // A fresh signed link on every poll would restart the video; keep the one already playing.
     if (url && !shownVideo) {
       shownVideo = resultVideo(url, 'Generated video');
@@ -209,6 +228,7 @@ export async function renderTask(main, { params: [taskId], signal }) {
 
   async function loadDeliveries() {
     try {
+      /** @type {{ data: Delivery[] }} */
       const { data } = await api(`${path}/deliveries`, { signal });
       deliveriesSlot.replaceChildren(deliveryList(data));
       return data;
@@ -224,7 +244,8 @@ export async function renderTask(main, { params: [taskId], signal }) {
     clearTimeout(deliveryTimer);
     if (signal.aborted) return;
     const deliveries = await loadDeliveries();
-    const busy = !isFinal(task) || deliveries.some((delivery) => delivery.status === 'pending');
+    const busy =
+      (task !== null && !isFinal(task)) || deliveries.some((delivery) => delivery.status === 'pending');
     clearTimeout(deliveryTimer);
     if (busy && !signal.aborted) deliveryTimer = setTimeout(followDeliveries, DELIVERY_REFRESH_MS);
   }
@@ -268,8 +289,11 @@ export async function renderTask(main, { params: [taskId], signal }) {
       deliveriesSlot,
     ),
   );
-  if (!isFinal(task)) watchTask(taskId, { signal, onUpdate: show, onError: (error) => errors.show(error) });
-  api(`/dashboard/api/tasks/${encodeURIComponent(taskId)}/request`, { signal })
+  if (task && !isFinal(task))
+    watchTask(taskId, { signal, onUpdate: show, onError: (error) => errors.show(error) });
+  /** @type {Promise<{ request: { callback_url?: string } }>} */
+  const requested = api(`/dashboard/api/tasks/${encodeURIComponent(taskId)}/request`, { signal });
+  requested
     .then((answer) => {
       request = answer.request;
       requestJson.replaceChildren(codeBlock(json(request), 'Request JSON'));

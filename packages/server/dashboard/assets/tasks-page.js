@@ -1,19 +1,13 @@
+// @ts-check
 /** #/tasks: the account's tasks in the dashboard's environment, filtered, a page at a time, kept live. */
-import { ApiError, api } from './api.js';
+import { ApiError, api, describeError } from './api.js';
 import { field, h, select, time } from './dom.js';
+import { listModels } from './models.js';
 import { navigate } from './router.js';
 import { currentSession } from './session.js';
 import { cell, dataTable, errorBox, isFinal, pageHeading, shortId, statusBadge, taskProgress } from './ui.js';
 
-const MODELS = [
-  'videogen-2.0-text-to-video',
-  'videogen-2.0-fast-text-to-video',
-  'videogen-2.0-image-to-video',
-  'videogen-2.0-fast-image-to-video',
-  'videogen-2.0-reference-to-video',
-  'videogen-2.0-fast-reference-to-video',
-];
-
+/** @type {[value: string, label: string][]} */
 const STATUSES = [
   ['', 'Any status'],
   ['pending', 'Pending'],
@@ -24,28 +18,58 @@ const STATUSES = [
 
 const REFRESH_MS = 2000;
 
-/** A date input's day (local time) as Unix seconds; `nextDay` for an exclusive upper bound. */
+/**
+ * A date input's day (local time) as Unix seconds; `nextDay` for an exclusive upper bound.
+ * @param {string} value
+ * @param {boolean} [nextDay]
+ */
 function daySeconds(value, nextDay = false) {
-  const [year, month, day] = value.split('-').map(Number);
+  const [year = 0, month = 1, day = 1] = value.split('-').map(Number);
   return Math.floor(new Date(year, month - 1, day + (nextDay ? 1 : 0)).getTime() / 1000);
 }
 
+/**
+ * @param {URLSearchParams} filters
+ * @param {string | null} cursor
+ */
 function listQuery(filters, cursor) {
   const query = new URLSearchParams({ limit: '20' });
-  if (filters.get('status')) query.set('status', filters.get('status'));
-  if (filters.get('model')) query.set('model', filters.get('model'));
-  if (filters.get('from')) query.set('created_after', String(daySeconds(filters.get('from'))));
-  if (filters.get('to')) query.set('created_before', String(daySeconds(filters.get('to'), true)));
+  const status = filters.get('status');
+  const model = filters.get('model');
+  const from = filters.get('from');
+  const to = filters.get('to');
+  if (status) query.set('status', status);
+  if (model) query.set('model', model);
+  if (from) query.set('created_after', String(daySeconds(from)));
+  if (to) query.set('created_before', String(daySeconds(to, true)));
   if (cursor) query.set('after', cursor);
   return query;
 }
 
-function filterForm(filters) {
+/**
+ * The filters; the model filter offers the models `GET /v1/models` lists, once `models` has them (until then,
+ * or when they cannot be read, only the one filtered on).
+ * @param {URLSearchParams} filters
+ * @param {Promise<readonly Model[]>} models
+ */
+function filterForm(filters, models) {
   const status = select({ name: 'status' }, STATUSES, filters.get('status') ?? '');
-  const model = select(
-    { name: 'model' },
-    [['', 'Any model'], ...MODELS.map((id) => [id, id])],
-    filters.get('model') ?? '',
+  const chosenModel = filters.get('model') ?? '';
+  /**
+   * @param {string[]} ids
+   * @returns {[value: string, label: string][]}
+   */
+  const modelChoices = (ids) => [
+    ['', 'Any model'],
+    ...[...new Set([chosenModel, ...ids].filter(Boolean))].map(
+      (id) => /** @type {[string, string]} */ ([id, id]),
+    ),
+  ];
+  const model = select({ name: 'model' }, modelChoices([]), chosenModel);
+  models.then(
+    (list) =>
+      model.replaceChildren(...select({}, modelChoices(list.map(({ id }) => id)), chosenModel).children),
+    () => {},
   );
   const from = h('input', { type: 'date', name: 'from', value: filters.get('from') ?? '' });
   const to = h('input', { type: 'date', name: 'to', value: filters.get('to') ?? '' });
@@ -71,6 +95,15 @@ function filterForm(filters) {
   return form;
 }
 
+/**
+ * A row of the table, with the task it shows.
+ * @typedef {HTMLTableRowElement & { task: Task }} TaskRow
+ */
+
+/**
+ * @param {Task} task
+ * @returns {TaskRow}
+ */
 function taskRow(task) {
   const row = h(
     'tr',
@@ -82,15 +115,20 @@ function taskRow(task) {
     cell('Video', `${task.duration} s · ${task.quality} · ${task.aspect_ratio}`),
     cell('Created', time(task.created_at)),
   );
-  row.task = task;
-  return row;
+  return Object.assign(row, { task });
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
 export async function renderTasks(main, { query, signal }) {
   const errors = errorBox();
+  /** @type {TaskRow[]} */
   const tbody = [];
   const listSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading tasks…'));
   const more = h('button', { type: 'button', class: 'button secondary', hidden: true }, 'Load more');
+  /** @type {string | null} */
   let cursor = null;
 
   function render() {
@@ -123,6 +161,7 @@ export async function renderTasks(main, { query, signal }) {
   async function loadPage() {
     more.disabled = true;
     try {
+      /** @type {TaskPage} */
       const page = await api(`/v1/tasks?${listQuery(query, cursor)}`, { signal });
       tbody.push(...page.data.map(taskRow));
       cursor = page.has_more ? page.next_cursor : null;
@@ -151,6 +190,7 @@ export async function renderTasks(main, { query, signal }) {
     const running = tbody.filter((row) => !isFinal(row.task) && !gone.has(row.task.id));
     for (const row of running) {
       try {
+        /** @type {Task} */
         const task = await api(`/v1/tasks/${encodeURIComponent(row.task.id)}`, { signal });
         if (task.status === row.task.status && task.progress === row.task.progress) continue;
         const fresh = taskRow(task);
@@ -168,6 +208,11 @@ export async function renderTasks(main, { query, signal }) {
     if (!signal.aborted) setTimeout(refreshRunning, REFRESH_MS);
   }
 
+  const models = listModels(signal);
+  models.catch((error) => {
+    if (!signal.aborted)
+      errors.show(`The models could not be listed for the filter. ${describeError(error)}`);
+  });
   const environment = currentSession()?.environment ?? 'development';
   main.replaceChildren(
     ...pageHeading(
@@ -175,7 +220,7 @@ export async function renderTasks(main, { query, signal }) {
       `Tasks of this account in the ${environment} environment, newest first. Running tasks update live.`,
     ),
     errors,
-    filterForm(query),
+    filterForm(query, models),
     h('section', { 'aria-label': 'Task list' }, listSlot, h('div', { class: 'actions' }, more)),
   );
   await loadPage();

@@ -1,3 +1,4 @@
+// @ts-check
 /**
  * #/usage: video seconds and cost per day and per model over a range (bar charts drawn as inline SVG, each with
  * a table of the same figures), a CSV download of those rows, and the account's monthly limits.
@@ -10,6 +11,7 @@ import { cell, dataTable, errorBox, exclusive, pageHeading } from './ui.js';
 const SVG = 'http://www.w3.org/2000/svg';
 const DAY = 86_400;
 
+/** @type {[value: string, label: string][]} */
 const RANGES = [
   ['this-month', 'This month'],
   ['last-month', 'Last month'],
@@ -17,10 +19,15 @@ const RANGES = [
   ['30-days', 'Last 30 days'],
 ];
 
-/** [start, end) in Unix seconds for a range of RANGES; months are UTC calendar months, as the API's. */
+/**
+ * [start, end) in Unix seconds for a range of RANGES; months are UTC calendar months, as the API's.
+ * @param {string} name
+ * @returns {[start: number, end: number]}
+ */
 function rangeOf(name, now = new Date()) {
   const year = now.getUTCFullYear();
   const month = now.getUTCMonth();
+  /** @param {number} ms */
   const seconds = (ms) => Math.floor(ms / 1000);
   const tomorrow = seconds(Date.UTC(year, month, now.getUTCDate() + 1));
   if (name === 'last-month')
@@ -30,6 +37,11 @@ function rangeOf(name, now = new Date()) {
   return [seconds(Date.UTC(year, month, 1)), seconds(Date.UTC(year, month + 1, 1))];
 }
 
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} [attributes]
+ * @param {...(Node | string)} children
+ */
 function svg(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
   for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
@@ -38,6 +50,7 @@ function svg(tag, attributes = {}, ...children) {
 }
 
 /** Rounds away float noise in sums of amounts (0.1 + 0.2). */
+/** @param {number} value */
 const amount = (value) => Math.round(value * 1e6) / 1e6;
 
 /**
@@ -45,6 +58,7 @@ const amount = (value) => Math.round(value * 1e6) / 1e6;
  * readable by a screen reader; the table after it gives the same figures for everyone. Each bar has its label
  * above it and its figure after it. The bars' lengths are shares of the width and the text is not scaled, so the
  * chart stays legible from a phone to a wide screen.
+ * @param {{ title: string, unit: string, bars: { label: string, value: number }[] }} chart
  */
 function barChart({ title, unit, bars }) {
   const rowHeight = 46;
@@ -84,6 +98,11 @@ function barChart({ title, unit, bars }) {
   return h('figure', { class: 'usage-figure' }, h('figcaption', {}, title), image);
 }
 
+/**
+ * @param {string} caption
+ * @param {string} keyLabel
+ * @param {UsageReport} report
+ */
 function usageTable(caption, keyLabel, report) {
   const costed = report.currency !== undefined;
   const columns = [keyLabel, 'Tasks', 'Video seconds', ...(costed ? [`Cost (${report.currency})`] : [])];
@@ -94,20 +113,27 @@ function usageTable(caption, keyLabel, report) {
       cell(keyLabel, bucket.key ?? 'dashboard'),
       cell('Tasks', String(bucket.tasks)),
       cell('Video seconds', String(bucket.video_seconds)),
-      costed ? cell(columns[3], String(amount(bucket.cost))) : null,
+      costed ? cell(columns[3] ?? '', String(amount(bucket.cost ?? 0))) : null,
     ),
   );
   return dataTable({ caption, columns, rows, className: 'usage-table' });
 }
 
-/** The rows of both groupings as CSV: `group,key,tasks,video_seconds,cost,currency`. */
+/**
+ * The rows of both groupings as CSV: `group,key,tasks,video_seconds,cost,currency`.
+ * @param {UsageReport} byDay
+ * @param {UsageReport} byModel
+ */
 export function usageCsv(byDay, byModel) {
+  /** @param {string} value */
   const quote = (value) => (/[",\n]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value);
   const lines = ['group,key,tasks,video_seconds,cost,currency'];
-  for (const [group, report] of [
+  /** @type {[group: string, report: UsageReport][]} */
+  const groups = [
     ['day', byDay],
     ['model', byModel],
-  ]) {
+  ];
+  for (const [group, report] of groups) {
     for (const bucket of report.data) {
       const cost = bucket.cost === undefined ? '' : String(amount(bucket.cost));
       lines.push(
@@ -120,6 +146,10 @@ export function usageCsv(byDay, byModel) {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * @param {string} filename
+ * @param {string} text
+ */
 function download(filename, text) {
   const url = URL.createObjectURL(new Blob([text], { type: 'text/csv' }));
   const link = h('a', { href: url, download: filename, hidden: true });
@@ -132,9 +162,11 @@ function download(filename, text) {
 /**
  * One grouping (per day, per model) under its heading: a chart of video seconds and one of cost (side by side on a
  * wide screen), and a table.
+ * @param {{ id: string, heading: string, noun: string, keyLabel: string, report: UsageReport }} section
  */
 function usageSection({ id, heading, noun, keyLabel, report }) {
   const { currency } = report;
+  /** @param {'seconds' | 'cost'} measure */
   const bars = (measure) =>
     report.data.map((bucket) => ({
       label: bucket.key ?? 'dashboard',
@@ -156,6 +188,10 @@ function usageSection({ id, heading, noun, keyLabel, report }) {
   );
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
 export async function renderUsage(main, { signal }) {
   const errors = errorBox();
   const range = select({ name: 'range', id: 'usage-range' }, RANGES, 'this-month');
@@ -168,6 +204,7 @@ export async function renderUsage(main, { signal }) {
   const chartsSlot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'muted' }, 'Loading usage…'));
   const limitsSlot = h('div', { 'aria-busy': 'true' });
   /** The answers shown, with the range they are for: what the CSV holds. */
+  /** @type {{ byDay: UsageReport, byModel: UsageReport, rangeName: string, start: number } | null} */
   let current = null;
   /** The number of the latest load: an earlier one that answers later must not replace what it shows. */
   let loads = 0;
@@ -176,11 +213,13 @@ export async function renderUsage(main, { signal }) {
     const ticket = ++loads;
     const rangeName = range.value;
     const [start, end] = rangeOf(rangeName);
+    /** @param {string} groupBy */
     const query = (groupBy) => `/v1/usage?group_by=${groupBy}&start=${start}&end=${end}`;
     errors.clear();
     csvButton.disabled = true;
     chartsSlot.setAttribute('aria-busy', 'true');
     try {
+      /** @type {[UsageReport, UsageReport]} */
       const [byDay, byModel] = await Promise.all([
         api(query('day'), { signal }),
         api(query('model'), { signal }),
@@ -201,11 +240,15 @@ export async function renderUsage(main, { signal }) {
     }
   }
 
+  /**
+   * @param {UsageReport} byDay
+   * @param {UsageReport} byModel
+   */
   function showUsage(byDay, byModel) {
     const { totals, currency } = byDay;
     totalsSlot.replaceChildren(
       `${totals.tasks} completed tasks, ${totals.video_seconds} video seconds`,
-      currency ? `, ${amount(totals.cost)} ${currency}` : '',
+      currency ? `, ${amount(totals.cost ?? 0)} ${currency}` : '',
       totals.reserved.tasks > 0
         ? ` (and ${totals.reserved.tasks} running, ${totals.reserved.video_seconds} s reserved)`
         : '',
@@ -228,17 +271,19 @@ export async function renderUsage(main, { signal }) {
   }
 
   /** The account's limits and this month's use, and the form that sets them; built once, updated in place. */
+  /** @param {AccountLimits} first */
   function limitsForm(first) {
     const inputs = limitFields(first.limits, first.currency);
     const formErrors = errorBox();
     const summary = h('p');
+    /** @param {AccountLimits} answer */
     const describe = (answer) => {
       const { used, reserved } = answer.this_month;
       const resets = new Date(answer.resets_at * 1000);
       summary.replaceChildren(
         `Now: ${describeLimits(answer.limits, answer.currency)}. This month, in every environment: `,
         `${used.video_seconds} video seconds used and ${reserved.video_seconds} reserved`,
-        answer.currency ? `, ${amount(used.cost)} ${answer.currency} spent` : '',
+        answer.currency ? `, ${amount(used.cost ?? 0)} ${answer.currency} spent` : '',
         '. Limits reset ',
         h('time', { datetime: resets.toISOString() }, resets.toISOString().slice(0, 10)),
         ' (UTC).',
@@ -260,6 +305,7 @@ export async function renderUsage(main, { signal }) {
         event.preventDefault();
         formErrors.clear();
         try {
+          /** @type {AccountLimits} */
           const answer = await api('/dashboard/api/limits', { method: 'POST', json: inputs.read() });
           // In place: the focus stays on the button, and the fields show the limits as saved.
           describe(answer);
@@ -275,7 +321,9 @@ export async function renderUsage(main, { signal }) {
 
   async function loadLimits() {
     try {
-      limitsSlot.replaceChildren(limitsForm(await api('/dashboard/api/limits', { signal })));
+      /** @type {AccountLimits} */
+      const limits = await api('/dashboard/api/limits', { signal });
+      limitsSlot.replaceChildren(limitsForm(limits));
     } catch (error) {
       if (!signal.aborted) errors.show(error);
     } finally {

@@ -1,3 +1,4 @@
+// @ts-check
 /** #/webhooks: the account's callback signing secret (reveal, copy, rotate) and how to verify signatures. */
 import { api } from './api.js';
 import { copyButton } from './clipboard.js';
@@ -46,6 +47,15 @@ export function verifyCallback(secret, headers, rawBody) {
   return JSON.parse(rawBody);
 }`;
 
+/**
+ * `GET /dashboard/api/webhook-secret`: the current secret and the previous ones still signing.
+ * @typedef {{ secret: string, created_at: number, previous: { expires_at: number }[] }} WebhookSecret
+ */
+
+/**
+ * @param {HTMLElement} main
+ * @param {RouteContext} context
+ */
 export async function renderWebhooks(main, { signal }) {
   const errors = errorBox();
   const secretInput = h('input', {
@@ -63,6 +73,7 @@ export async function renderWebhooks(main, { signal }) {
   const details = h('div', { class: 'secret-details' });
   const rotate = h('button', { type: 'button', class: 'button danger' }, 'Rotate secret');
 
+  /** @param {boolean} revealed */
   function setRevealed(revealed) {
     secretInput.type = revealed ? 'text' : 'password';
     reveal.setAttribute('aria-pressed', String(revealed));
@@ -70,6 +81,7 @@ export async function renderWebhooks(main, { signal }) {
   }
   reveal.addEventListener('click', () => setRevealed(secretInput.type === 'password'));
 
+  /** @param {WebhookSecret} secret */
   function show(secret) {
     secretInput.value = secret.secret;
     details.replaceChildren(

@@ -1,7 +1,7 @@
 /**
- * Callback deliveries (decisions.md §5): which status changes cause one, what each carries, and the shape the
- * delivery log shows. A delivery is one message with a stable `webhook-id`; it is attempted until a 2xx, a 410
- * or the end of the retry schedule.
+ * Callback deliveries (docs/decisions.md#callbacks): which status changes cause one, what each carries, and
+ * the shape the delivery log shows. A delivery is one message with a stable `webhook-id`; it is attempted
+ * until a 2xx, a 410 or the end of the retry schedule.
  */
 import { newId } from './identifiers.js';
 import { type PublicTask, type TaskRecord, type TaskStatus, toPublicTask } from './task.js';

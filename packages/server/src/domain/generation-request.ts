@@ -1,6 +1,6 @@
 /**
  * The generation request: its schema (the single definition behind validation, types and OpenAPI) and
- * the per-model rules of decisions.md §1 that a schema cannot say.
+ * the per-model rules of docs/decisions.md#models-and-requests that a schema cannot say.
  */
 import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
@@ -211,7 +211,7 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
 }
 
 /**
- * Validates a parsed JSON body against decisions.md §1 and applies the defaults.
+ * Validates a parsed JSON body against docs/decisions.md#models-and-requests and applies the defaults.
  * Throws `ApiError` naming the first offending field.
  */
 export function parseGenerationRequest(

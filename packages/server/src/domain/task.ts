@@ -62,7 +62,7 @@ export interface TaskRecord extends TaskScope {
   readonly engine: string | null;
 }
 
-/** The task object of decisions.md §2, as `GET /v1/tasks/{id}` returns it. */
+/** The task object of docs/decisions.md#task-object, as `GET /v1/tasks/{id}` returns it. */
 export interface PublicTask {
   id: string;
   object: 'video.generation.task';

@@ -1,4 +1,4 @@
-/** What a job's result must be (decisions.md §6), for `conformVideo`. */
+/** What a job's result must be (docs/decisions.md#result-videos), for `conformVideo`. */
 import type { VideoTarget } from '../media/conform-video.js';
 import type { RenderJob } from '../ports/engine.js';
 

@@ -1,7 +1,8 @@
 /**
- * Who a request acts for. A Bearer API key resolves to its account and environment (decisions.md §4); without
- * an Authorization header, the dashboard's session cookie resolves to its account and the environment the
- * dashboard is looking at, and a state-changing request must carry the session's CSRF token as well.
+ * Who a request acts for. A Bearer API key resolves to its account and environment
+ * (docs/decisions.md#keys-and-environments); without an Authorization header, the dashboard's session cookie
+ * resolves to its account and the environment the dashboard is looking at, and a state-changing request must
+ * carry the session's CSRF token as well.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';

@@ -1,4 +1,7 @@
-/** Every non-2xx answer has the body `{ error: { code, message, type, param?, request_id } }` (decisions.md §3). */
+/**
+ * Every non-2xx answer has the body `{ error: { code, message, type, param?, request_id } }`
+ * (docs/decisions.md#errors).
+ */
 import { maxHeaderSize, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';

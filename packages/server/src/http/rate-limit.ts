@@ -1,8 +1,8 @@
 /**
- * The per-key request rate limit (decisions.md §7): `@fastify/rate-limit` counting each API key's requests in
- * fixed windows. It runs right after authentication, inside the same preHandler, so it limits every route that
- * needs a key and nothing else: unauthenticated requests (health checks, metrics, signed result links, a
- * missing or wrong key) are never counted against a key.
+ * The per-key request rate limit (docs/decisions.md#request-rate): `@fastify/rate-limit` counting each API
+ * key's requests in fixed windows. It runs right after authentication, inside the same preHandler, so it
+ * limits every route that needs a key and nothing else: unauthenticated requests (health checks, metrics,
+ * signed result links, a missing or wrong key) are never counted against a key.
  *
  * Counters live in this process's memory: behind a load balancer with N API processes a key gets up to N times
  * the limit (docs/deployment.md).

@@ -1,10 +1,10 @@
 /**
- * Makes a video an engine got from elsewhere (a model's script or server) into what decisions.md §6 promises:
- * H.264 yuv420p at 24 fps, the requested frame size and duration (±1 frame), moov first, AAC 48 kHz stereo
- * audio only when the request had an audio reference. A file that already is all that is only re-muxed
- * (stream copy, moov moved first); anything else is re-encoded: resampled to 24 fps, fitted to the frame by
- * the local engine's rule (media/fit.ts, black bars when the shapes differ a lot), cut or held on its last
- * frame to the duration.
+ * Makes a video an engine got from elsewhere (a model's script or server) into what
+ * docs/decisions.md#result-videos promises: H.264 yuv420p at 24 fps, the requested frame size and duration
+ * (±1 frame), moov first, AAC 48 kHz stereo audio only when the request had an audio reference. A file that
+ * already is all that is only re-muxed (stream copy, moov moved first); anything else is re-encoded:
+ * resampled to 24 fps, fitted to the frame by the local engine's rule (media/fit.ts, black bars when the
+ * shapes differ a lot), cut or held on its last frame to the duration.
  */
 import { rename } from 'node:fs/promises';
 import type { FrameSize } from '../domain/frame-size.js';

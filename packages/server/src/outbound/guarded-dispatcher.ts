@@ -1,6 +1,6 @@
 /**
- * An undici dispatcher that connects only to public addresses (decisions.md §5), shared by asset downloads
- * and webhook delivery.
+ * An undici dispatcher that connects only to public addresses (docs/decisions.md#outbound-requests), shared
+ * by asset downloads and webhook delivery.
  *
  * The authoritative check is on the connection actually made: once a socket is connected, its remote address
  * is judged and the socket destroyed unless it is public. That covers IP literals, every redirect hop (each is

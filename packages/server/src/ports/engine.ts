@@ -65,5 +65,5 @@ export interface Engine {
   check(signal: AbortSignal): Promise<void>;
 }
 
-/** Frames per second of every result (decisions.md §6). */
+/** Frames per second of every result (docs/decisions.md#result-videos). */
 export const OUTPUT_FPS = 24;

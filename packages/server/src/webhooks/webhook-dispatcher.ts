@@ -33,7 +33,7 @@ export interface WebhookDispatcherOptions {
   readonly concurrency?: number;
   /** Deliveries in flight at once to one receiver (`host:port`). */
   readonly perHostConcurrency?: number;
-  /** One attempt's limit, response included (decisions.md §5: 15 s). */
+  /** One attempt's limit, response included (docs/decisions.md#callbacks: 15 s). */
   readonly timeoutMs?: number;
   readonly pollIntervalMs?: number;
   readonly retry?: RetryPolicy;

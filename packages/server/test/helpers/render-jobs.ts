@@ -136,9 +136,9 @@ export function renderContext(
 }
 
 /**
- * Asserts what decisions.md §6 promises of every result: H.264 yuv420p at the job's frame size and 24 fps,
- * the job's duration to a frame, faststart, and an AAC 48 kHz stereo track exactly when the job has audio.
- * Probes `job.outputPath` unless given its facts; returns them.
+ * Asserts what docs/decisions.md#result-videos promises of every result: H.264 yuv420p at the job's frame
+ * size and 24 fps, the job's duration to a frame, faststart, and an AAC 48 kHz stereo track exactly when the
+ * job has audio. Probes `job.outputPath` unless given its facts; returns them.
  */
 export async function assertContractVideo(job: RenderJob, facts?: Mp4Facts): Promise<Mp4Facts> {
   const result = facts ?? (await mp4Facts(job.outputPath));

@@ -1,6 +1,7 @@
 /**
- * Encodes raw RGBA frames written to ffmpeg's stdin into the result MP4 (decisions.md §6): H.264 yuv420p,
- * moov first, optional AAC soundtrack looped or trimmed to the video, loudness-normalised and faded out at the end.
+ * Encodes raw RGBA frames written to ffmpeg's stdin into the result MP4 (docs/decisions.md#result-videos):
+ * H.264 yuv420p, moov first, optional AAC soundtrack looped or trimmed to the video, loudness-normalised and
+ * faded out at the end.
  */
 import type { Writable } from 'node:stream';
 import type { FrameSize } from '../../domain/frame-size.js';

@@ -1,4 +1,4 @@
-/** A task's callback delivery log, and sending its latest state again (decisions.md §5). */
+/** A task's callback delivery log, and sending its latest state again (docs/decisions.md#callbacks). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import type { TaskService } from '../../task-service.js';

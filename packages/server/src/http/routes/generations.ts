@@ -18,7 +18,7 @@ export function generationRoutes(
   app.post(
     '/v1/videos/generations',
     // The schema is attached for documentation; the domain parser validates, so that every error names
-    // its field with the codes of decisions.md §3.
+    // its field with the codes of docs/decisions.md#errors.
     {
       preHandler: deps.authenticate,
       // Inline `data:` assets make this the one large body; every other route keeps the app's small limit.

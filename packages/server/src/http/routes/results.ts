@@ -1,6 +1,7 @@
 /**
- * `GET|HEAD /v1/results/{task_id}.mp4`: the result video behind a signed link (decisions.md §6).
- * The signature is the credential, so a browser or video player can fetch it without an API key.
+ * `GET|HEAD /v1/results/{task_id}.mp4`: the result video behind a signed link
+ * (docs/decisions.md#result-videos). The signature is the credential, so a browser or video player can fetch
+ * it without an API key.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
