@@ -3,10 +3,13 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { WorkerLock } from '../ports/store.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
+import { GroupCommit } from './group-commit.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
+import { insertTask } from './operations/create-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -40,6 +43,8 @@ function openSqlite(path: string, checkpointInBackground: boolean): Kysely<Datab
 
 export class SqliteStore extends KyselyStore {
   readonly #checkpointer: Checkpointer | undefined;
+  /** Creations arriving together share one commit (group-commit.ts). */
+  readonly #creations: GroupCommit<NewTask, TaskRecord>;
 
   constructor(options: SqliteStoreOptions) {
     const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
@@ -52,6 +57,11 @@ export class SqliteStore extends KyselyStore {
           onError: (message) => options.onError?.(new Error(`WAL checkpoint: ${message}`)),
         })
       : undefined;
+    this.#creations = new GroupCommit(this.db, (trx, task) => insertTask(trx, task, this.now(), false));
+  }
+
+  override createTask(task: NewTask): Promise<TaskRecord> {
+    return this.#creations.submit(task);
   }
 
   /**
@@ -81,6 +91,7 @@ export class SqliteStore extends KyselyStore {
   }
 
   async close(): Promise<void> {
+    await this.#creations.drain();
     await this.#checkpointer?.close();
     await this.db.destroy();
   }
