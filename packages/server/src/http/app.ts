@@ -2,7 +2,6 @@
  * The Fastify application: request ids, one log line per request, errors, authentication and the routes.
  * An API process serves everything; a worker process only its health checks.
  */
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
@@ -15,6 +14,7 @@ import Fastify, {
 import type { Logger } from 'pino';
 import type { HttpTimeouts } from '../config.js';
 import type { DashboardSessions } from '../dashboard-sessions.js';
+import { pooledRandomBytes } from '../domain/random-pool.js';
 import { ApiError } from '../errors.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
@@ -95,18 +95,7 @@ export interface AppDependencies {
 /** Routes still served while the server drains: load balancers read readiness there. */
 const SERVED_WHILE_DRAINING = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** Random bytes for request ids, drawn from the system a few kilobytes at a time rather than per request. */
-const ID_BYTES = 12;
-let idPool = Buffer.alloc(0);
-let idOffset = 0;
-const newRequestId = () => {
-  if (idOffset + ID_BYTES > idPool.length) {
-    idPool = randomBytes(ID_BYTES * 512);
-    idOffset = 0;
-  }
-  idOffset += ID_BYTES;
-  return `req_${idPool.toString('base64url', idOffset - ID_BYTES, idOffset)}`;
-};
+const newRequestId = () => `req_${pooledRandomBytes(12).toString('base64url')}`;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const { timeouts } = deps;
