@@ -215,6 +215,40 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('gives the query planner statistics: tasks written by another connection are analysed when the store opens', async () => {
+    const path = join(dir, 'statistics.db');
+    const first = new SqliteStore({ path });
+    await first.migrate();
+    const account = await first.createAccount();
+    await first.close();
+    const raw = new BetterSqlite3(path);
+    const statRows = () =>
+      (
+        raw.prepare("select count(*) as count from sqlite_stat1 where tbl = 'tasks'").get() as {
+          count: number;
+        }
+      ).count;
+    try {
+      const insert = raw.prepare(
+        `insert into tasks (id, account_id, environment, model, status, progress, params, attempts, created_at,
+           updated_at) values (?, ?, 'production', 'videogen-2.0-text-to-video', 'completed', 100, '{}', 0, ?, ?)`,
+      );
+      raw.transaction(() => {
+        for (let i = 0; i < 500; i++) insert.run(newTaskId(), account.id, i, i);
+      })();
+      assert.equal(statRows(), 0);
+      const second = new SqliteStore({ path });
+      try {
+        // One row for each index of the table.
+        assert.ok(statRows() > 0);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      raw.close();
+    }
+  });
+
   it('enforces foreign keys', async () => {
     const store = new SqliteStore({ path: ':memory:' });
     await store.migrate();
