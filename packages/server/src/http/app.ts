@@ -92,6 +92,13 @@ export interface AppDependencies {
   readonly api?: ApiDependencies;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The route's pattern (`/v1/tasks/:task_id`), `unmatched` for a path no route has. */
+    routeUrl: string | null;
+  }
+}
+
 /** Routes still served while the server drains: load balancers read readiness there. */
 const SERVED_WHILE_DRAINING = new Set(['/healthz', '/readyz', '/metrics']);
 
@@ -157,11 +164,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       },
       'request',
     );
+  // The route's pattern, read once: Fastify's `request.routeOptions` builds a new object on every read.
+  app.decorateRequest('routeUrl', null);
+  const routeOf = (request: FastifyRequest): string =>
+    (request.routeUrl ??= request.routeOptions.url ?? 'unmatched');
   // The hooks every request runs take callbacks: an async hook costs every request a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
-    const route = { route: request.routeOptions.url ?? 'unmatched' };
+    const route = { route: routeOf(request) };
     deps.metrics.httpInFlight.inc(route);
     reply.raw.once('close', () => {
       deps.metrics.httpInFlight.dec(route);
@@ -175,7 +186,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     deps.metrics.httpDuration.observe(
       {
         method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
+        route: routeOf(request),
         status_code: reply.statusCode,
       },
       reply.elapsedTime / 1000,
@@ -186,7 +197,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
   // connection closed, so that the client retries on a fresh one, elsewhere.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(request.routeOptions.url ?? '')) return done();
+    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(routeOf(request))) return done();
     // Answered here, so the request goes no further (a callback hook that answers does not call `done`).
     sendError(
       reply,
