@@ -11,6 +11,7 @@
  * file) and PostgreSQL (a fresh schema, dropped afterwards; VIDEOGEN_BENCH_DATABASE_URL, default
  * postgres://postgres@127.0.0.1:5432/test, skipped when unreachable). BENCH_SCALE_SAMPLES (default 300) sets
  * the timed runs of each query; the queries take turns, so a busy moment of the machine hits them all alike.
+ * BENCH_STORES (`sqlite,postgres`) picks the stores.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,7 @@ const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 300);
 const WARMUP = 20;
 const PAGE = 20;
 const DATABASE_URL = process.env.VIDEOGEN_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const STORES = new Set((process.env.BENCH_STORES ?? 'sqlite,postgres').split(','));
 
 const DAY = 86_400_000;
 const END = Date.UTC(2026, 10, 24);
@@ -421,7 +423,10 @@ async function onPostgres(): Promise<string[][]> {
   }
 }
 
-const rows = [...(await onSqlite()), ...(await onPostgres())];
+const rows = [
+  ...(STORES.has('sqlite') ? await onSqlite() : []),
+  ...(STORES.has('postgres') ? await onPostgres() : []),
+];
 console.log(`\n${TASKS} tasks, ${PAGE} a page, ${SAMPLES} samples each\n`);
 console.log('| store | query | measured p50 / p99 | first page p50 / p99 (same run) | ratio p50 / p99 |');
 console.log('|---|---|---|---|---|');

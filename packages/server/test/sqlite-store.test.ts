@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import BetterSqlite3 from 'better-sqlite3';
 import { newTaskId } from '../src/domain/identifiers.js';
+import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
@@ -160,6 +161,92 @@ describe('SqliteStore', () => {
     assert.deepEqual(await second.getTask(task.id), task);
     assert.equal(await second.getOrCreateSecret('s', () => 'v2'), secret);
     await second.close();
+  });
+
+  it('creations made together commit together; one that fails is rolled back alone, its usage too', async () => {
+    const store = new SqliteStore({ path: join(dir, 'group-commit.db') });
+    try {
+      await store.migrate();
+      const account = await store.createAccount();
+      const scope = { accountId: account.id, environment: 'production' } as const;
+      const newTask = (id = newTaskId()): NewTask => ({
+        ...scope,
+        id,
+        model: 'videogen-2.0-text-to-video',
+        params: PARAMS,
+      });
+      // A failed task keeps its row and loses its usage record: creating its id again reserves usage first and
+      // then fails on the task's primary key, after its group's earlier creations wrote theirs.
+      const failed = await store.createTask(newTask());
+      const claim = await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 1 });
+      assert.equal(claim?.id, failed.id);
+      assert.ok(
+        await store.failTask(
+          { taskId: failed.id, attempt: 1, workerId: 'w' },
+          { code: 'generation_failed', message: 'no' },
+        ),
+      );
+
+      const outcomes = await Promise.allSettled([
+        store.createTask(newTask()),
+        store.createTask(newTask(failed.id)),
+        store.createTask(newTask()),
+      ]);
+      assert.deepEqual(
+        outcomes.map((outcome) => outcome.status),
+        ['fulfilled', 'rejected', 'fulfilled'],
+      );
+      for (const outcome of outcomes) {
+        if (outcome.status === 'fulfilled')
+          assert.equal((await store.getTask(outcome.value.id))?.status, 'pending');
+      }
+      assert.equal((await store.getTask(failed.id))?.status, 'failed');
+      const usage = await store.listUsage(account.id, {
+        start: 0,
+        end: Number.MAX_SAFE_INTEGER,
+        groupBy: 'model',
+      });
+      assert.deepEqual(
+        usage.map((sum) => [sum.state, sum.tasks]),
+        [['reserved', 2]],
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('gives the query planner statistics: tasks written by another connection are analysed when the store opens', async () => {
+    const path = join(dir, 'statistics.db');
+    const first = new SqliteStore({ path });
+    await first.migrate();
+    const account = await first.createAccount();
+    await first.close();
+    const raw = new BetterSqlite3(path);
+    const statRows = () =>
+      (
+        raw.prepare("select count(*) as count from sqlite_stat1 where tbl = 'tasks'").get() as {
+          count: number;
+        }
+      ).count;
+    try {
+      const insert = raw.prepare(
+        `insert into tasks (id, account_id, environment, model, status, progress, params, attempts, created_at,
+           updated_at) values (?, ?, 'production', 'videogen-2.0-text-to-video', 'completed', 100, '{}', 0, ?, ?)`,
+      );
+      raw.transaction(() => {
+        for (let i = 0; i < 500; i++) insert.run(newTaskId(), account.id, i, i);
+      })();
+      assert.equal(statRows(), 0);
+      const second = new SqliteStore({ path });
+      try {
+        // One row for each index of the table.
+        assert.ok(statRows() > 0);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      raw.close();
+    }
   });
 
   it('enforces foreign keys', async () => {

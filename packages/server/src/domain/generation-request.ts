@@ -239,7 +239,8 @@ export function parseGenerationRequest(
       },
     );
   }
-  const first = checker.Errors(record).First();
+  // The compiled check first: walking the errors of a valid body costs several times as much.
+  const first = checker.Check(record) ? undefined : checker.Errors(record).First();
   if (first) throw schemaError(first);
   const valid = record as GenerationRequestBody;
 

@@ -2,7 +2,6 @@
  * The Fastify application: request ids, one log line per request, errors, authentication and the routes.
  * An API process serves everything; a worker process only its health checks.
  */
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
@@ -15,6 +14,7 @@ import Fastify, {
 import type { Logger } from 'pino';
 import type { HttpTimeouts } from '../config.js';
 import type { DashboardSessions } from '../dashboard-sessions.js';
+import { pooledRandomBytes } from '../domain/random-pool.js';
 import { ApiError } from '../errors.js';
 import type { FileService } from '../file-service.js';
 import type { Metrics } from '../metrics.js';
@@ -93,21 +93,17 @@ export interface AppDependencies {
   readonly api?: ApiDependencies;
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The route's pattern (`/v1/tasks/:task_id`), `unmatched` for a path no route has. */
+    routeUrl: string | null;
+  }
+}
+
 /** Routes still served while the server drains: load balancers read readiness there. */
 const SERVED_WHILE_DRAINING = new Set(['/healthz', '/readyz', '/metrics']);
 
-/** Random bytes for request ids, drawn from the system a few kilobytes at a time rather than per request. */
-const ID_BYTES = 12;
-let idPool = Buffer.alloc(0);
-let idOffset = 0;
-const newRequestId = () => {
-  if (idOffset + ID_BYTES > idPool.length) {
-    idPool = randomBytes(ID_BYTES * 512);
-    idOffset = 0;
-  }
-  idOffset += ID_BYTES;
-  return `req_${idPool.toString('base64url', idOffset - ID_BYTES, idOffset)}`;
-};
+const newRequestId = () => `req_${pooledRandomBytes(12).toString('base64url')}`;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const { timeouts } = deps;
@@ -169,11 +165,15 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       },
       'request',
     );
+  // The route's pattern, read once: Fastify's `request.routeOptions` builds a new object on every read.
+  app.decorateRequest('routeUrl', null);
+  const routeOf = (request: FastifyRequest): string =>
+    (request.routeUrl ??= request.routeOptions.url ?? 'unmatched');
   // The hooks every request runs take callbacks: an async hook costs every request a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
-    const route = { route: request.routeOptions.url ?? 'unmatched' };
+    const route = { route: routeOf(request) };
     deps.metrics.httpInFlight.inc(route);
     reply.raw.once('close', () => {
       deps.metrics.httpInFlight.dec(route);
@@ -187,7 +187,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     deps.metrics.httpDuration.observe(
       {
         method: request.method,
-        route: request.routeOptions.url ?? 'unmatched',
+        route: routeOf(request),
         status_code: reply.statusCode,
       },
       reply.elapsedTime / 1000,
@@ -198,7 +198,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
   // connection closed, so that the client retries on a fresh one, elsewhere.
   app.addHook('onRequest', (request, reply, done) => {
-    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(request.routeOptions.url ?? '')) return done();
+    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(routeOf(request))) return done();
     // Answered here, so the request goes no further (a callback hook that answers does not call `done`).
     sendError(
       reply,

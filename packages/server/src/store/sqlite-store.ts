@@ -3,11 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { WorkerLock } from '../ports/store.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
+import { GroupCommit } from './group-commit.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
+import { insertTask } from './operations/create-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
+import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { withStatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
@@ -26,7 +30,11 @@ export interface SqliteStoreOptions {
 
 const isInMemory = (path: string) => path === ':memory:' || path === '';
 
-function openSqlite(path: string, checkpointInBackground: boolean): Kysely<Database> {
+function openSqlite(
+  path: string,
+  checkpointInBackground: boolean,
+  onError?: (error: unknown) => void,
+): Kysely<Database> {
   if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const database = new BetterSqlite3(path);
   database.pragma('journal_mode = WAL');
@@ -35,15 +43,24 @@ function openSqlite(path: string, checkpointInBackground: boolean): Kysely<Datab
   database.pragma('foreign_keys = ON');
   database.pragma('synchronous = NORMAL');
   if (checkpointInBackground) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+  try {
+    optimizeOnOpen(database);
+  } catch (error) {
+    // Statistics only help the planner: a database busy with another writer opens without fresh ones.
+    onError?.(new Error(`PRAGMA optimize on open: ${error instanceof Error ? error.message : error}`));
+  }
   return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
 }
 
 export class SqliteStore extends KyselyStore {
   readonly #checkpointer: Checkpointer | undefined;
+  readonly #optimizer: { stop(): void };
+  /** Creations arriving together share one commit (group-commit.ts). */
+  readonly #creations: GroupCommit<NewTask, TaskRecord>;
 
   constructor(options: SqliteStoreOptions) {
     const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
-    super(openSqlite(options.path, inBackground), {
+    super(openSqlite(options.path, inBackground, options.onError), {
       skipLocked: false,
       ...(options.now ? { now: options.now } : {}),
     });
@@ -52,6 +69,14 @@ export class SqliteStore extends KyselyStore {
           onError: (message) => options.onError?.(new Error(`WAL checkpoint: ${message}`)),
         })
       : undefined;
+    this.#optimizer = optimizePeriodically(() => this.#optimize(), {
+      onError: (error) => options.onError?.(error),
+    });
+    this.#creations = new GroupCommit(this.db, (trx, task) => insertTask(trx, task, this.now(), false));
+  }
+
+  override createTask(task: NewTask): Promise<TaskRecord> {
+    return this.#creations.submit(task);
   }
 
   /**
@@ -72,7 +97,16 @@ export class SqliteStore extends KyselyStore {
         throw error;
       }
       await sql`commit`.execute(db);
+      // New tables and indexes have no statistics yet; statistics only help the planner, so a failure is not.
+      await sql
+        .raw(`pragma ${OPTIMIZE_ALL_TABLES}`)
+        .execute(db)
+        .catch(() => undefined);
     });
+  }
+
+  async #optimize(): Promise<void> {
+    await sql`pragma optimize`.execute(this.db);
   }
 
   /** One machine: a restart finds the tasks of the process it replaces by its pid (runner/gone-workers.ts). */
@@ -81,6 +115,10 @@ export class SqliteStore extends KyselyStore {
   }
 
   async close(): Promise<void> {
+    await this.#creations.drain();
+    this.#optimizer.stop();
+    // What SQLite recommends before a connection closes; its statistics are only an aid, so a failure is not.
+    await this.#optimize().catch(() => undefined);
     await this.#checkpointer?.close();
     await this.db.destroy();
   }
