@@ -297,11 +297,14 @@ describe('keys from the CLI', () => {
     const revoked = await runCli(['keys', 'revoke', ours.prefix], env);
     assert.equal(revoked.code, 0, revoked.stderr);
     // The server caches keys for up to 1 s (api-key-cache.test.ts holds it to that with a clock of its own).
-    let refused = await client.get(task.body.id);
-    while (refused.status === 200) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      refused = await client.get(task.body.id);
-    }
+    const refused = await until(
+      async () => {
+        const answer = await client.get(task.body.id);
+        return answer.status === 200 ? undefined : answer;
+      },
+      'the revoked key refused',
+      { intervalMs: 50 },
+    );
     assert.equal(refused.status, 401);
     assert.equal(refused.body.error.code, 'invalid_api_key');
     assert.equal((await runCli(['keys', 'revoke', ours.prefix], env)).code, 1);
