@@ -9,7 +9,7 @@
  *
  * Files run several at a time (VIDEOGEN_TEST_CONCURRENCY, default 3): most of them wait on sockets, child
  * processes and the database rather than on the CPU, and each takes its own ports, temporary directories and
- * PostgreSQL schemas. The longest files start first so that none of them is left running alone at the end.
+ * PostgreSQL schemas.
  * Other arguments go to `node --test` (a reporter, `--test-name-pattern`).
  */
 import { spawn } from 'node:child_process';
@@ -19,14 +19,23 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['packages/client', 'packages/server'];
-/** The longest files (measured: README, Development); started first. */
+/**
+ * The longest files of a measured run (2026-11-24, the shared 2-core machine under load), longest first; they
+ * start first, so that none of them is left running alone at the end.
+ */
 const LONGEST_FIRST = [
-  'cluster-end-to-end.test.js',
-  'dashboard-browser.test.js',
+  'openai-dialect-vllm-omni.test.js',
+  'openai-dialect-openai.test.js',
+  'pg-store.test.js',
+  'conform-video.test.js',
   'client.test.js',
-  'end-to-end.test.js',
-  'local-engine.test.js',
-  'roles-end-to-end.test.js',
+  'openai-dialect-sglang.test.js',
+  'engine-examples.test.js',
+  'exec-wan.test.js',
+  'cluster-end-to-end.test.js',
+  'webhooks.test.js',
+  'dashboard-api.test.js',
+  'engine-acceptance.test.js',
 ];
 
 const args = process.argv.slice(2);
