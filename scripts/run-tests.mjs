@@ -9,7 +9,7 @@
  *
  * Files run several at a time (VIDEOGEN_TEST_CONCURRENCY, default 3): most of them wait on sockets, child
  * processes and the database rather than on the CPU, and each takes its own ports, temporary directories and
- * PostgreSQL schemas.
+ * PostgreSQL schemas. `node --test` sorts the files by path whatever order they are given in.
  * Other arguments go to `node --test` (a reporter, `--test-name-pattern`).
  */
 import { spawn } from 'node:child_process';
@@ -19,24 +19,6 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['packages/client', 'packages/server'];
-/**
- * The longest files of a measured run (2026-11-24, the shared 2-core machine under load), longest first; they
- * start first, so that none of them is left running alone at the end.
- */
-const LONGEST_FIRST = [
-  'openai-dialect-vllm-omni.test.js',
-  'openai-dialect-openai.test.js',
-  'pg-store.test.js',
-  'conform-video.test.js',
-  'client.test.js',
-  'openai-dialect-sglang.test.js',
-  'engine-examples.test.js',
-  'exec-wan.test.js',
-  'cluster-end-to-end.test.js',
-  'webhooks.test.js',
-  'dashboard-api.test.js',
-  'engine-acceptance.test.js',
-];
 
 const args = process.argv.slice(2);
 const unit = args.includes('--unit');
@@ -54,11 +36,6 @@ if (missing.length > 0) {
   console.error(`not built: ${missing.join(', ')}; run \`npm run build\` first`);
   process.exit(1);
 }
-const rank = (file) => {
-  const index = LONGEST_FIRST.findIndex((name) => file.endsWith(`/${name}`));
-  return index === -1 ? LONGEST_FIRST.length : index;
-};
-files.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 
 const concurrency = process.env.VIDEOGEN_TEST_CONCURRENCY || '3';
 const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...passOn, ...files], {
