@@ -41,12 +41,12 @@ const SLOW = {
   duration: 15,
   quality: '1080p',
 } as const;
-/** A few seconds of rendering: long enough to report progress on the way. */
+/** A standard-model render: long enough to report progress on the way. */
 const MEDIUM = {
   model: 'videogen-2.0-text-to-video',
   prompt: 'a medium one',
-  duration: 8,
-  quality: '720p',
+  duration: 4,
+  quality: '480p',
 } as const;
 
 describe('VideogenClient against a real server', () => {
@@ -379,7 +379,7 @@ describe('VideogenClient against a real server', () => {
     });
 
     it('polls with a growing interval when asked to', async () => {
-      const task = await client.createTask(MEDIUM);
+      const task = await client.createTask(QUICK);
       const recorder = recordingFetch();
       const recorded = new VideogenClient({
         baseUrl: server.url,

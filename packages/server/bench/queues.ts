@@ -28,6 +28,7 @@ import type { Store } from '../src/ports/store.js';
 import { ResultLinks } from '../src/result-links.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
+import { MIGRATION_LOCK_KEY } from '../src/store/pg-database.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { TaskService } from '../src/task-service.js';
@@ -192,18 +193,26 @@ async function videogen(name: string, openStore: () => Promise<Store>, cleanUp?:
   });
 }
 
+/**
+ * Drops a schema holding the store's migration lock (pg-database.ts): a videogen migrator running meanwhile on
+ * the same database (the tests, which run beside this benchmark) introspects every schema's tables and fails if
+ * one vanishes under it.
+ */
+async function dropSchemaLocked(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    await client.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
 async function graphileWorker() {
   const schema = `vg_bench_graphile_${process.pid}`;
   const logger = new GraphileLogger(() => () => {});
-  const dropSchema = async () => {
-    const client = new pg.Client({ connectionString: DATABASE_URL });
-    await client.connect();
-    try {
-      await client.query(`drop schema if exists ${schema} cascade`);
-    } finally {
-      await client.end();
-    }
-  };
+  const dropSchema = () => dropSchemaLocked(schema);
   return measure('graphile-worker (PostgreSQL)', async (started) => {
     const runner = await runGraphileWorker({
       connectionString: DATABASE_URL,
@@ -325,12 +334,7 @@ async function main(): Promise<void> {
       return videogen(
         'videogen (PostgreSQL)',
         async () => new PgStore({ connectionString: DATABASE_URL, schema }),
-        async () => {
-          const client = new pg.Client({ connectionString: DATABASE_URL });
-          await client.connect();
-          await client.query(`drop schema if exists ${schema} cascade`);
-          await client.end();
-        },
+        () => dropSchemaLocked(schema),
       );
     }, 'videogen (PostgreSQL)'),
     await attempt(graphileWorker, 'graphile-worker'),

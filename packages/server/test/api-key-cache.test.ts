@@ -16,6 +16,7 @@ import { ACTIVE_KEY_TTL_MS } from '../src/store/active-key-cache.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 
 const postgres = await postgresSuite();
 
@@ -31,9 +32,9 @@ async function status(server: TestService, key: string): Promise<number> {
   return response.status;
 }
 
-/** Waits, without an upper bound of its own, until `check` holds; the test's timeout is the limit. */
+/** Waits until `check` holds. */
 async function eventually(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
+  await until(check, 'the key cache to catch up');
 }
 
 describe('revoked keys on SQLite', () => {

@@ -1,9 +1,14 @@
 /**
  * Many machines, as the deployment guide describes them: 2 API processes and 3 worker processes sharing
- * PostgreSQL and S3-compatible storage (s3rver). 200 tasks of all six models, one worker killed with SIGKILL
+ * PostgreSQL and S3-compatible storage (s3rver). Tasks of all six models, one worker killed with SIGKILL
  * mid-render and another stopped with SIGTERM: every task completes exactly once (one completion in the logs,
  * one result object, one completed callback per webhook-id), and an interrupted task is taken up again within
  * an orphan check plus a render, without waiting for its lease.
+ *
+ * The two workers that get the signals render with the local engine, so that the signals land in real renders.
+ * The third carries the bulk with an instant engine: an `exec` engine copying a ready-made MP4 of the requested
+ * size and length (the pipeline still probes, conforms and stores it), for the three standard models; it renders
+ * the three fast models for real, so at least those three results are real renders whoever runs them.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -15,18 +20,20 @@ import { Webhook } from 'standardwebhooks';
 import type { PublicTask } from '../src/domain/task.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
-import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
+import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 import { mp4Facts } from './helpers/mp4-facts.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { type S3TestServer, startS3Server } from './helpers/s3-server.js';
 import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 import {
   type ReceivedWebhook,
   startWebhookReceiver,
   type WebhookReceiver,
 } from './helpers/webhook-receiver.js';
 
-const TASKS = 200;
+/** One of each model first, then the standard models in turn: the bulk, which the instant engine takes. */
+const TASKS = 60;
 /**
  * Long: a SIGKILLed worker's task is requeued when its database session ends (pg-worker-lock.ts), not when its
  * lease runs out, and a lease this long never lapses for a worker that the loaded machine merely slowed.
@@ -44,6 +51,7 @@ interface LogLine {
   completed?: boolean;
   ms?: number;
   model?: string;
+  engine?: string;
 }
 
 function logLines(process: ServerProcess): LogLine[] {
@@ -71,20 +79,6 @@ function renderingNow(worker: ServerProcess, fresh?: number): string | undefined
   return ended.has(started.task_id) ? undefined : started.task_id;
 }
 
-async function until<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('a cluster on PostgreSQL and S3', postgres, () => {
   const schema = freshSchemas()();
   let workDir: string;
@@ -102,6 +96,24 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
     await writeTestImage(join(workDir, 'a.png'), { width: 320, height: 240, colour: [200, 40, 40] });
     await writeTestImage(join(workDir, 'b.png'), { width: 320, height: 240, colour: [40, 40, 200] });
     await writeTestAudio(join(workDir, 'tone.m4a'), { seconds: 2 });
+    // What the instant engine hands over: already H.264 yuv420p, 24 fps, 640x480, 4 s, so it is only re-muxed.
+    const instantVideo = join(workDir, 'instant.mp4');
+    await writeTestVideo(instantVideo, { width: 640, height: 480, fps: 24, seconds: 4 });
+    const enginesFile = join(workDir, 'engines.json');
+    await writeFile(
+      enginesFile,
+      JSON.stringify({
+        engines: { instant: { type: 'exec', command: ['cp', instantVideo, '{output}'] } },
+        models: {
+          'videogen-2.0-text-to-video': 'instant',
+          'videogen-2.0-image-to-video': 'instant',
+          'videogen-2.0-reference-to-video': 'instant',
+          'videogen-2.0-fast-text-to-video': 'local',
+          'videogen-2.0-fast-image-to-video': 'local',
+          'videogen-2.0-fast-reference-to-video': 'local',
+        },
+      }),
+    );
     const file = async (name: string, type: string) => ({ body: await readFile(join(workDir, name)), type });
     assets = await startAssetServer({
       '/a.png': await file('a.png', 'image/png'),
@@ -121,11 +133,14 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
       AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
       AWS_RESPONSE_CHECKSUM_VALIDATION: 'when_required',
     });
-    // The first API process migrates and makes the first key; the rest start together.
+    // The first API process migrates and makes the first key; the rest start together. The workers in turn:
+    // the one to be SIGKILLed and the one to be SIGTERMed (local engine), then the instant one.
     apis.push(await startServer(env, 60_000, ['serve', '--role', 'api']));
     const started = await Promise.all([
       startServer(env, 60_000, ['serve', '--role', 'api']),
-      ...[0, 1, 2].map(() => startServer(env, 60_000, ['worker'])),
+      startServer(env, 60_000, ['worker']),
+      startServer(env, 60_000, ['worker']),
+      startServer({ ...env, VIDEOGEN_ENGINES_FILE: enginesFile }, 60_000, ['worker']),
     ]);
     apis.push(started[0]!);
     workers.push(...started.slice(1));
@@ -158,10 +173,11 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
         audio_urls: [`${assets.url}/tone.m4a`],
       },
     ];
+    const standard = bodies.filter((body) => !body.model.includes('-fast-'));
     const ids: string[] = [];
     for (let i = 0; i < TASKS; i++) {
       const { status, body } = await clients[i % 2]!.create({
-        ...bodies[i % bodies.length],
+        ...(i < bodies.length ? bodies[i] : standard[i % standard.length]),
         prompt: `task ${i}`,
         quality: '480p',
         aspect_ratio: '4:3',
@@ -174,13 +190,17 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
 
     const [victim, stopped] = workers;
     assert.ok(victim && stopped);
-    await until(() => renderingNow(victim, 150), 60_000, 'a render just begun on the first worker');
+    await until(() => renderingNow(victim, 150), 'a render just begun on the first worker', {
+      timeoutMs: 60_000,
+    });
     await victim.stop('SIGKILL');
     const killedAt = Date.now();
     // Read from the complete log once the worker is dead: a task it finished before the signal landed is not it.
     const killedTask = renderingNow(victim);
     assert.ok(killedTask, 'the SIGKILLed worker died mid-render');
-    await until(() => renderingNow(stopped, 150), 60_000, 'a render just begun on the second worker');
+    await until(() => renderingNow(stopped, 150), 'a render just begun on the second worker', {
+      timeoutMs: 60_000,
+    });
     assert.equal(await stopped.stop('SIGTERM'), 0, 'SIGTERM stops a worker cleanly');
     const stoppedAt = Date.now();
     const releasedTask = logLines(stopped).find((l) => l.msg === 'task released at shutdown')?.task_id;
@@ -194,10 +214,10 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
           const { body } = await clients[i % 2]!.get(id);
           if (body.status === 'completed' || body.status === 'failed') final.set(id, body);
         }
-        return final.size === TASKS ? true : undefined;
+        return final.size === TASKS;
       },
-      480_000,
       'every task to finish',
+      { timeoutMs: 480_000, intervalMs: 100 },
     );
     const failed = [...final.values()].filter((t) => t.status !== 'completed');
     assert.deepEqual(failed, [], 'every task completed');
@@ -248,8 +268,27 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
     s3Client.destroy();
     assert.deepEqual(keys.sort(), ids.map((id) => `cluster/results/${id}.mp4`).sort());
 
+    // The instant engine carried tasks; the fast models were real renders, whichever worker took them.
+    const startedOn = (engine: string) =>
+      new Set(lines.filter((l) => l.msg === 'task started' && l.engine === engine).map((l) => l.task_id));
+    assert.ok(startedOn('instant').size > 0, 'the instant engine rendered tasks');
+    const rendered = startedOn('local');
+    const fast = ids.slice(0, bodies.length).filter((id) => final.get(id)?.model.includes('-fast-'));
+    assert.equal(fast.length, 3);
+    assert.deepEqual(
+      fast.filter((id) => !rendered.has(id)),
+      [],
+      'the fast models rendered locally',
+    );
+
     // Results are presigned bucket URLs; one of each model is a real MP4 of the requested size and length.
-    for (const task of [...final.values()].slice(0, bodies.length)) {
+    const firstOfEach = ids.slice(0, bodies.length).map((id) => final.get(id));
+    assert.deepEqual(
+      firstOfEach.map((task) => task?.model),
+      bodies.map((body) => body.model),
+    );
+    for (const task of firstOfEach) {
+      assert.ok(task);
       const url = task.results?.[0] ?? '';
       assert.ok(url.startsWith(`${s3.endpoint}/${s3.bucket}/cluster/results/${task.id}.mp4?`), url);
       const response = await fetch(url);
@@ -271,10 +310,10 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
             .filter((w) => (JSON.parse(w.body) as PublicTask).status === 'completed')
             .map((w) => (JSON.parse(w.body) as PublicTask).id),
         );
-        return done.size === TASKS ? true : undefined;
+        return done.size === TASKS;
       },
-      60_000,
       'every completed callback',
+      { timeoutMs: 60_000, intervalMs: 100 },
     );
     const completedIds = new Map<string, Set<string>>();
     const signer = new Webhook(secret);

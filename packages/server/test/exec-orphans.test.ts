@@ -12,7 +12,6 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import {
@@ -27,6 +26,7 @@ import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { Api } from './helpers/api.js';
 import { jobMaker, renderContext } from './helpers/render-jobs.js';
 import { serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
 
 /** The fixture stays in the source tree; the compiled test runs from dist/test. */
 const SCRIPT = fileURLToPath(new URL('../../test/fixtures/fake-generator.mjs', import.meta.url));
@@ -109,14 +109,9 @@ function guardiansOf(parent: number): { pid: number; group: number }[] {
   return found;
 }
 
-/** Polls `condition` until it holds; returns how long that took, or throws after `capMs`. */
-async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, capMs = CAP_MS) {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > capMs) throw new Error(`${what}: not within ${capMs} ms`);
-    await sleep(20);
-  }
-  return Date.now() - started;
+/** Waits until `condition` holds; throws after `capMs`. */
+function waitUntil(condition: () => boolean | Promise<boolean>, what: string, capMs = CAP_MS) {
+  return until(condition, what, { timeoutMs: capMs, intervalMs: 20 });
 }
 
 /** `sleep 600` in a process group of its own, as the exec engine starts a command. */

@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /** The document's cadence is 5 s; the same loop, faster. */
@@ -98,21 +99,22 @@ async function createTask(body: Record<string, unknown>): Promise<{ id: string; 
 
 /** Section 4.2, rule 3: repeat the query until a final status. */
 async function pollUntilFinal(id: string): Promise<{ status: string; progress: number; results?: string[] }> {
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    const answer = await send('GET', `${baseUrl}/v1/tasks/${id}`, { Authorization: `Bearer ${apiKey}` });
-    assert.equal(answer.status, 200);
-    const task = JSON.parse(answer.body.toString()) as {
-      status: string;
-      progress: number;
-      results?: string[];
-    };
-    assert.equal(typeof task.progress, 'number');
-    assert.ok(task.progress >= 0 && task.progress <= 100);
-    if (task.status === 'completed' || task.status === 'failed') return task;
-    assert.ok(Date.now() < deadline, `task ${id} did not finish`);
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL_MS));
-  }
+  return until(
+    async () => {
+      const answer = await send('GET', `${baseUrl}/v1/tasks/${id}`, { Authorization: `Bearer ${apiKey}` });
+      assert.equal(answer.status, 200);
+      const task = JSON.parse(answer.body.toString()) as {
+        status: string;
+        progress: number;
+        results?: string[];
+      };
+      assert.equal(typeof task.progress, 'number');
+      assert.ok(task.progress >= 0 && task.progress <= 100);
+      return task.status === 'completed' || task.status === 'failed' ? task : undefined;
+    },
+    `task ${id} to finish`,
+    { timeoutMs: 120_000, intervalMs: POLL_INTERVAL_MS },
+  );
 }
 
 /** Section 4.2, rule 1: `results[0]` is the video URL. */

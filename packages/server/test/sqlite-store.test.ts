@@ -11,6 +11,7 @@ import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
+import { until } from './helpers/until.js';
 import { storeConformance } from './store-conformance.js';
 
 const run = promisify(execFile);
@@ -99,18 +100,23 @@ describe('SqliteStore', () => {
         );
         // The migrations and the account are far below 1000 pages: only the worker moves them into the file.
         // Read from the file alone (no WAL): once checkpointed, the account is there.
-        for (;;) {
-          const fileOnly = new BetterSqlite3(await copyWithoutWal(path), { readonly: true });
-          try {
-            const found = fileOnly.prepare('select count(*) as n from accounts where id = ?').get(account.id);
-            if ((found as { n: number } | undefined)?.n === 1) break;
-          } catch {
-            // Not even the schema checkpointed yet.
-          } finally {
-            fileOnly.close();
-          }
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await until(
+          async () => {
+            const fileOnly = new BetterSqlite3(await copyWithoutWal(path), { readonly: true });
+            try {
+              const found = fileOnly
+                .prepare('select count(*) as n from accounts where id = ?')
+                .get(account.id);
+              return (found as { n: number } | undefined)?.n === 1;
+            } catch {
+              return false; // Not even the schema checkpointed yet.
+            } finally {
+              fileOnly.close();
+            }
+          },
+          'the account checkpointed into the file',
+          { intervalMs: 20 },
+        );
       } finally {
         raw.close();
       }
