@@ -2,6 +2,12 @@
  * Sends queued callbacks. It claims due deliveries from the store's outbox, signs and posts them, and records
  * each attempt. Concurrency is bounded overall and per receiver host, and a host at its limit is left out of
  * the next claim, so one slow or dead receiver holds at most its own slots and never delays the others.
+ *
+ * Per delivery, the store sees a share of one claim and of one commit: when attempts end, their outcomes are
+ * committed together (attempt-recorder.ts) and each receiver they freed room at is claimed for alone, up to
+ * that room, in one statement; the account's secrets come from a cache of at most a second (signing-secrets.ts).
+ * A claim of every receiver runs when a delivery is queued (`notify`), after a full claim, and at least every
+ * `pollIntervalMs`, so that a busy receiver's claims do not keep others' deliveries waiting.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -13,8 +19,10 @@ import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
 import type { ResultUrl } from '../result-links.js';
 import { settlesWithin } from '../settles-within.js';
 import { VERSION } from '../version.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
+import { SigningSecrets } from './signing-secrets.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const USER_AGENT = `videogen/${VERSION} (webhooks)`;
@@ -38,6 +46,8 @@ export interface WebhookDispatcherOptions {
   readonly pollIntervalMs?: number;
   readonly retry?: RetryPolicy;
   readonly metrics?: Metrics;
+  /** Epoch milliseconds for the signing secrets' cache; injectable so that its lifetime can be tested. */
+  readonly now?: () => number;
 }
 
 interface InFlight {
@@ -54,9 +64,15 @@ export class WebhookDispatcher {
   readonly #perHost: number;
   readonly #timeoutMs: number;
   readonly #inFlight = new Set<InFlight>();
+  readonly #recorder: AttemptRecorder;
+  readonly #secrets: SigningSecrets;
   #wake: (() => void) | undefined;
-  /** Set by `notify`, so that a wake-up arriving while a claim is under way is not lost. */
-  #woken = false;
+  /** Set by `notify` (and at start), so that a wake-up arriving while a claim is under way is not lost. */
+  #claimAll = true;
+  /** When the last claim of every receiver began (`performance.now()`). */
+  #claimedAllAt = Number.NEGATIVE_INFINITY;
+  /** Receivers an attempt to which has ended since their last claim: each has room again. */
+  readonly #freedHosts = new Set<string>();
   #loop: Promise<void> | undefined;
   #stopping = false;
 
@@ -66,6 +82,11 @@ export class WebhookDispatcher {
     this.#concurrency = options.concurrency ?? 64;
     this.#perHost = options.perHostConcurrency ?? 4;
     this.#timeoutMs = options.timeoutMs ?? 15_000;
+    this.#recorder = new AttemptRecorder(options.store);
+    this.#secrets = new SigningSecrets(
+      (accountId) => options.store.getWebhookSecrets(accountId),
+      options.now ?? Date.now,
+    );
   }
 
   start(): void {
@@ -74,7 +95,7 @@ export class WebhookDispatcher {
 
   /** A delivery may have been queued: look now rather than at the next poll. */
   notify(): void {
-    this.#woken = true;
+    this.#claimAll = true;
     this.#wake?.();
   }
 
@@ -97,11 +118,22 @@ export class WebhookDispatcher {
   async #run(): Promise<void> {
     const pollIntervalMs = this.#options.pollIntervalMs ?? 1000;
     while (!this.#stopping) {
-      this.#woken = false;
-      // Straight on only after a full claim: a short one means nothing more is due that has room now, and a
-      // finishing attempt or a new delivery will wake the loop when that changes.
-      const full = await this.#claimAndStart();
-      if (!full && !this.#woken && !this.#stopping) await this.#sleep(pollIntervalMs);
+      if (this.#claimAll || performance.now() - this.#claimedAllAt >= pollIntervalMs) {
+        this.#claimAll = false;
+        this.#claimedAllAt = performance.now();
+        // It takes the room of every receiver, those just freed included.
+        this.#freedHosts.clear();
+        // Again at once only after a full claim: a short one means nothing more is due that has room now, and
+        // a finishing attempt or a new delivery will wake the loop when that changes.
+        if (await this.#claimAndStart()) this.#claimAll = true;
+      } else {
+        const hosts = [...this.#freedHosts];
+        this.#freedHosts.clear();
+        for (const host of hosts) await this.#claimAndStart(host);
+      }
+      if (!this.#claimAll && this.#freedHosts.size === 0 && !this.#stopping) {
+        await this.#sleep(Math.max(0, this.#claimedAllAt + pollIntervalMs - performance.now()));
+      }
     }
   }
 
@@ -111,12 +143,15 @@ export class WebhookDispatcher {
     return load;
   }
 
-  /** True when the claim filled every free slot. */
-  async #claimAndStart(): Promise<boolean> {
-    const free = this.#concurrency - this.#inFlight.size;
-    if (free <= 0) return false;
+  /** Claims for every receiver with room, or for `host` alone; true when the claim filled every free slot. */
+  async #claimAndStart(host?: string): Promise<boolean> {
     const load = this.#hostLoad();
-    const saturated = [...load].filter(([, count]) => count >= this.#perHost).map(([host]) => host);
+    const free = Math.min(
+      this.#concurrency - this.#inFlight.size,
+      host === undefined ? Number.POSITIVE_INFINITY : this.#perHost - (load.get(host) ?? 0),
+    );
+    if (free <= 0) return false;
+    const saturated = [...load].filter(([, count]) => count >= this.#perHost).map(([h]) => h);
     let claimed: DeliveryRecord[];
     try {
       claimed = await this.#store.claimDeliveries({
@@ -126,6 +161,7 @@ export class WebhookDispatcher {
         leaseMs: this.#timeoutMs + 10_000,
         limit: free,
         excludeHosts: saturated,
+        ...(host === undefined ? {} : { host }),
         perHostLimit: this.#perHost,
         hostsInFlight: Object.fromEntries(load),
       });
@@ -151,7 +187,8 @@ export class WebhookDispatcher {
           )
           .finally(() => {
             this.#inFlight.delete(flight);
-            this.notify();
+            this.#freedHosts.add(delivery.host);
+            this.#wake?.();
           }),
       };
       this.#inFlight.add(flight);
@@ -170,7 +207,7 @@ export class WebhookDispatcher {
       event: delivery.event,
       attempt: claim.attempt,
     });
-    const secrets = await this.#store.getWebhookSecrets(delivery.accountId);
+    const secrets = await this.#secrets.of(delivery.accountId);
     const { payload } = delivery;
     const resultUrl = payload.status === 'completed' ? await this.#options.resultUrl(payload.id) : undefined;
     const body = JSON.stringify(deliveryBody(payload, resultUrl));
@@ -192,12 +229,7 @@ export class WebhookDispatcher {
                 'user-agent': USER_AGENT,
                 'webhook-id': delivery.id,
                 'webhook-timestamp': String(timestamp),
-                'webhook-signature': signatureHeader(
-                  secrets.map((s) => s.secret),
-                  delivery.id,
-                  timestamp,
-                  body,
-                ),
+                'webhook-signature': signatureHeader(secrets, delivery.id, timestamp, body),
               },
               body,
             },
@@ -215,16 +247,16 @@ export class WebhookDispatcher {
       outcome:
         outcome.status === 'succeeded' ? 'delivered' : outcome.status === 'failed' ? 'failed' : 'retry',
     });
-    const recorded = await this.#store.finishDeliveryAttempt(
+    const recorded = await this.#recorder.record({
       claim,
-      {
+      attempt: {
         attemptedAt: result.attemptedAt,
         durationMs: result.durationMs,
         httpStatus: result.httpStatus,
         error: result.error,
       },
       outcome,
-    );
+    });
     const fields = {
       http_status: result.httpStatus ?? undefined,
       error: result.error ?? undefined,
