@@ -1,6 +1,8 @@
 /**
- * Group commit for finished attempts: outcomes that come in while the store is busy, or in the same turn of the
- * event loop, are written together in one transaction (`finishDeliveryAttempts`), one commit instead of one each.
+ * Group commit for finished attempts: outcomes that come in within `collectMs` of the first, or while the store
+ * is busy with the previous group, are written together in one transaction (`finishDeliveryAttempts`), one
+ * commit instead of one each. The dispatcher frees a receiver's slot as soon as it has answered, so the wait
+ * delays only the record, not the next request.
  *
  * Nothing is traded for it: an attempt's promise resolves only once its group has committed, so a delivery is
  * never taken for recorded before it is, and an attempt sent but not yet recorded when the process dies is
@@ -16,11 +18,13 @@ interface Waiting {
 
 export class AttemptRecorder {
   readonly #store: Store;
+  readonly #collectMs: number;
   #waiting: Waiting[] = [];
   #writing: Promise<void> | undefined;
 
-  constructor(store: Store) {
+  constructor(store: Store, collectMs: number) {
     this.#store = store;
+    this.#collectMs = collectMs;
   }
 
   /** Resolves once the attempt is committed: true if recorded, false if its claim was no longer current. */
@@ -32,8 +36,7 @@ export class AttemptRecorder {
   }
 
   async #write(): Promise<void> {
-    // The others finishing in this turn of the event loop join the first group.
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, this.#collectMs));
     while (this.#waiting.length > 0) {
       const group = this.#waiting;
       this.#waiting = [];
