@@ -199,7 +199,9 @@ export class WebhookDispatcher {
     const perHostClaims = CLAIMS_PER_SLOT * this.#perHost;
     const free = Math.min(
       CLAIMS_PER_SLOT * this.#concurrency - this.#inFlight.size - this.#ready.length,
-      host === undefined ? Number.POSITIVE_INFINITY : perHostClaims - (claims.get(host) ?? 0),
+      // A claim of every receiver, which runs on every `notify`, takes no more than can start, as before:
+      // its candidates are four times its limit. Receivers' own claims fill what waits.
+      host === undefined ? this.#concurrency - this.#inFlight.size : perHostClaims - (claims.get(host) ?? 0),
     );
     if (free <= 0) return false;
     const full = [...claims].filter(([, count]) => count >= perHostClaims).map(([h]) => h);
