@@ -23,12 +23,12 @@ import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
 import { type Config, loadConfig } from '../src/config.js';
-import type { DeliveryAttempt, DeliveryRecord } from '../src/domain/delivery.js';
+import type { DeliveryRecord } from '../src/domain/delivery.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskScope } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
-import type { DeliveryClaim, DeliveryClaimOptions, DeliveryOutcome } from '../src/ports/store.js';
+import type { DeliveryClaim, DeliveryClaimOptions, FinishedDeliveryAttempt } from '../src/ports/store.js';
 import { ResultLinks, resultKey } from '../src/result-links.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
@@ -144,13 +144,11 @@ class CountingStore extends SqliteStore {
     return super.releaseDelivery(claim);
   }
 
-  override async finishDeliveryAttempt(
-    claim: DeliveryClaim,
-    attempt: Omit<DeliveryAttempt, 'number'>,
-    outcome: DeliveryOutcome,
-  ): Promise<boolean> {
-    const recorded = await super.finishDeliveryAttempt(claim, attempt, outcome);
-    if (recorded && outcome.status === 'succeeded') this.onSucceeded();
+  override async finishDeliveryAttempts(finished: readonly FinishedDeliveryAttempt[]): Promise<boolean[]> {
+    const recorded = await super.finishDeliveryAttempts(finished);
+    for (const [i, { outcome }] of finished.entries()) {
+      if (recorded[i] && outcome.status === 'succeeded') this.onSucceeded();
+    }
     return recorded;
   }
 }
@@ -411,7 +409,8 @@ export async function webhookBenchmarks(): Promise<Row[]> {
     Object.entries(process.env).filter(([name]) => name.startsWith('VIDEOGEN_WEBHOOK_')),
   );
   const config = loadConfig({ ...webhookEnv, VIDEOGEN_DATA_DIR: dataDir });
-  const store = new CountingStore({ path: join(dataDir, 'videogen.db') });
+  // Opened as `startService` opens it: WAL checkpoints in a worker thread, not in commits on the event loop.
+  const store = new CountingStore({ path: join(dataDir, 'videogen.db'), checkpointInBackground: true });
   const receiver = await startReceiver();
   const agent = new Agent();
   try {

@@ -726,6 +726,46 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
           );
         }));
 
+      it("with host, claims only that receiver's due deliveries, oldest first, within its room", () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const { task: toOther, delivery: b1 } = await processingDelivery(store, scope, {
+            ...PARAMS,
+            callback_url: OTHER_URL,
+          });
+          clock.now += 1;
+          const { task: toHooks, delivery: a1 } = await processingDelivery(store, scope);
+          const hooks: DeliveryRecord[] = [a1];
+          for (let i = 0; i < 3; i++) {
+            clock.now += 1;
+            hooks.push(await store.createDelivery(newDelivery(toHooks)));
+          }
+          clock.now += 1;
+          const b2 = await store.createDelivery(newDelivery(toOther));
+
+          const got = await claimDue(store, {
+            host: CALLBACK_HOST,
+            limit: 10,
+            perHostLimit: 4,
+            hostsInFlight: { [CALLBACK_HOST]: 1 },
+          });
+          assert.deepEqual(
+            got.map((d) => d.id),
+            [hooks[0]?.id, hooks[1]?.id, hooks[2]?.id],
+            'the three oldest of the host with one in flight; none for the older other receiver',
+          );
+          assert.deepEqual(
+            (await claimDue(store, { host: CALLBACK_HOST, limit: 10, perHostLimit: 4 })).map((d) => d.id),
+            [hooks[3]?.id],
+          );
+          assert.deepEqual(await claimDue(store, { host: CALLBACK_HOST, limit: 10 }), []);
+          assert.deepEqual(
+            (await claimDue(store, { limit: 10 })).map((d) => d.id),
+            [b1.id, b2.id],
+            "the other receiver's are still due",
+          );
+        }));
+
       it('does not claim a claimed delivery again until its lease lapses, then counts one more attempt', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);
@@ -961,6 +1001,47 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
             await store.finishDeliveryAttempt(current, attempt(T0 + 150, 200), { status: 'succeeded' }),
             true,
           );
+        }));
+
+      it('finishDeliveryAttempts records a group at once; a stale claim in it records nothing, the others do', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const { task } = await processingDelivery(store, scope);
+          clock.now += 1;
+          await store.createDelivery(newDelivery(task));
+          clock.now += 1;
+          await store.createDelivery(newDelivery(task));
+          clock.now += 1;
+          const [first, second, third] = await claimDue(store, { limit: 3 });
+          assert.ok(first && second && third);
+          clock.now += 100;
+          const recorded = await store.finishDeliveryAttempts([
+            {
+              claim: deliveryClaimOf(first, 'sender-1'),
+              attempt: attempt(clock.now - 50, 204),
+              outcome: { status: 'succeeded' },
+            },
+            {
+              claim: deliveryClaimOf(second, 'sender-2'),
+              attempt: attempt(clock.now - 50, 204),
+              outcome: { status: 'succeeded' },
+            },
+            {
+              claim: deliveryClaimOf(third, 'sender-1'),
+              attempt: attempt(clock.now - 40, 503),
+              outcome: { status: 'pending', nextAttemptAt: clock.now + 5000 },
+            },
+          ]);
+          assert.deepEqual(recorded, [true, false, true]);
+          const byId = new Map((await deliveries(store, task.id)).map((d) => [d.id, d]));
+          assert.equal(byId.get(first.id)?.status, 'succeeded');
+          assert.deepEqual(byId.get(first.id)?.attempts, [{ number: 1, ...attempt(clock.now - 50, 204) }]);
+          assert.equal(byId.get(second.id)?.status, 'pending', 'the stale claim changed nothing');
+          assert.deepEqual(byId.get(second.id)?.attempts, []);
+          assert.equal(byId.get(third.id)?.status, 'pending');
+          assert.equal(byId.get(third.id)?.nextAttemptAt, clock.now + 5000);
+          assert.deepEqual(byId.get(third.id)?.attempts, [{ number: 1, ...attempt(clock.now - 40, 503) }]);
+          assert.deepEqual(await store.finishDeliveryAttempts([]), []);
         }));
 
       it('releaseDelivery undoes an unattempted claim: the attempt uncounted, due at once', () =>

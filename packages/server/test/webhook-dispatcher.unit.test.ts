@@ -50,9 +50,10 @@ afterEach(async () => {
 });
 
 async function setUp(
-  options: Partial<WebhookDispatcherOptions> & { allowPrivateNetworks?: boolean } = {},
+  setup: Partial<WebhookDispatcherOptions> & { allowPrivateNetworks?: boolean; storeNow?: () => number } = {},
 ): Promise<WebhookDispatcher> {
-  store = new SqliteStore({ path: ':memory:' });
+  const { storeNow, ...options } = setup;
+  store = new SqliteStore({ path: ':memory:', ...(storeNow ? { now: storeNow } : {}) });
   await store.migrate();
   scope = { accountId: (await store.createAccount()).id, environment: 'development' };
   const dispatcher: Dispatcher =
@@ -344,6 +345,78 @@ describe('WebhookDispatcher', () => {
     assert.equal(delivery?.attemptCount, 0);
     assert.deepEqual(delivery?.attempts, []);
     assert.ok((delivery?.nextAttemptAt ?? Infinity) <= Date.now());
+  });
+
+  it('sends again a delivery whose outcome was not committed when the sender died', async () => {
+    // The store's clock runs ahead by hand, past the dead sender's lease, instead of waiting for it.
+    let skew = 0;
+    const crashed = await setUp({ storeNow: () => Date.now() + skew });
+    const hook = await receiver();
+    const task = await taskCalling(hook.url);
+    const id = await queue(task);
+    // The process dies after the request but before the group with its outcome commits.
+    const record = store.finishDeliveryAttempts.bind(store);
+    let recording: (() => void) | undefined;
+    const dies = new Promise<boolean[]>((_, reject) => {
+      recording = () => reject(new Error('the process died'));
+    });
+    let committing: () => void = () => {};
+    const committed = new Promise<void>((resolve) => {
+      committing = resolve;
+    });
+    store.finishDeliveryAttempts = () => {
+      committing();
+      return dies;
+    };
+    cleanups.push(async () => recording?.());
+    crashed.start();
+    const [first] = await hook.waitFor(1);
+    assert.equal(first?.headers['webhook-id'], id);
+    await committed;
+    void crashed.stop(60_000);
+    const [pending] = await deliveriesOf(task.id);
+    assert.equal(pending?.status, 'pending', 'nothing recorded');
+    assert.deepEqual(pending?.attempts, []);
+
+    store.finishDeliveryAttempts = record;
+    skew = 10 * 60_000;
+    const restarted = new WebhookDispatcher({
+      store,
+      dispatcher: new Agent(),
+      logger: pino({ level: 'silent' }),
+      resultUrl,
+      pollIntervalMs: 20,
+      retry: FAST_RETRIES,
+    });
+    cleanups.push(() => restarted.stop(0));
+    restarted.start();
+    const [, second] = await hook.waitFor(2);
+    assert.equal(second?.headers['webhook-id'], id, 'the same message again');
+    const [delivery] = await settled(task.id);
+    assert.equal(delivery?.status, 'succeeded');
+    assert.deepEqual(
+      delivery?.attempts.map((a) => [a.number, a.httpStatus]),
+      [[2, 200]],
+      'the lost attempt counted by its claim, the second recorded',
+    );
+  });
+
+  it('hands back, uncounted, deliveries claimed but not started when it stops', async () => {
+    const webhooks = await setUp({ perHostConcurrency: 1, timeoutMs: 600_000 });
+    const hook = await receiver(() => ({ status: 200, hang: true }));
+    const task = await taskCalling(hook.url);
+    for (let i = 0; i < 3; i++) await queue(task);
+    webhooks.start();
+    await hook.waitFor(1);
+    await webhooks.stop(100);
+    const deliveries = await deliveriesOf(task.id);
+    assert.equal(deliveries.length, 3);
+    for (const delivery of deliveries) {
+      assert.equal(delivery.status, 'pending');
+      assert.equal(delivery.attemptCount, 0);
+      assert.ok((delivery.nextAttemptAt ?? Infinity) <= Date.now());
+    }
+    assert.equal(hook.received.length, 1, 'one sent (then cut off), two never');
   });
 
   describe('outbound address policy', () => {

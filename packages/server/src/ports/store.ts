@@ -163,6 +163,8 @@ export interface DeliveryClaimOptions {
   readonly limit: number;
   /** Receivers already at their concurrency limit in this process. */
   readonly excludeHosts: readonly string[];
+  /** Only deliveries to this receiver: more for a receiver whose attempt just ended. */
+  readonly host?: string;
   /**
    * At most this many deliveries to one receiver (`host`) in flight; with `hostsInFlight`, a claim takes no more
    * for a host than the room it has left, so that nothing claimed must be handed back unsent.
@@ -182,6 +184,13 @@ export interface DeliveryClaim {
 export type DeliveryOutcome =
   | { readonly status: 'succeeded' | 'failed' }
   | { readonly status: 'pending'; readonly nextAttemptAt: number };
+
+/** One attempt to record: whose claim it was, what happened, and where the delivery goes next. */
+export interface FinishedDeliveryAttempt {
+  readonly claim: DeliveryClaim;
+  readonly attempt: Omit<DeliveryAttempt, 'number'>;
+  readonly outcome: DeliveryOutcome;
+}
 
 /** The queue as metrics show it: read at scrape time, the same from every process. */
 export interface QueueStats {
@@ -414,6 +423,11 @@ export interface Store {
     attempt: Omit<DeliveryAttempt, 'number'>,
     outcome: DeliveryOutcome,
   ): Promise<boolean>;
+  /**
+   * Records a group of attempts as `finishDeliveryAttempt` does each, in one transaction; says, in order, which
+   * were recorded.
+   */
+  finishDeliveryAttempts(finished: readonly FinishedDeliveryAttempt[]): Promise<boolean[]>;
   /** Hands back a claimed delivery that was not attempted. */
   releaseDelivery(claim: DeliveryClaim): Promise<boolean>;
   /** A task's deliveries with their attempts, oldest first. */

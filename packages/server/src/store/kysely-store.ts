@@ -30,6 +30,7 @@ import type {
   DeliveryClaimOptions,
   DeliveryOutcome,
   EngineStats,
+  FinishedDeliveryAttempt,
   IdempotentCreation,
   NewApiKey,
   NewTask,
@@ -70,7 +71,7 @@ import { failTask } from './operations/fail-task.js';
 import { findAccountOwner } from './operations/find-account-owner.js';
 import { findActiveApiKey } from './operations/find-active-api-key.js';
 import { findSession } from './operations/find-session.js';
-import { finishDeliveryAttempt } from './operations/finish-delivery-attempt.js';
+import { finishDeliveryAttempts } from './operations/finish-delivery-attempts.js';
 import { getAccount } from './operations/get-account.js';
 import { getFile } from './operations/get-file.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
@@ -405,7 +406,13 @@ export abstract class KyselyStore implements Store {
     attempt: Omit<DeliveryAttempt, 'number'>,
     outcome: DeliveryOutcome,
   ): Promise<boolean> {
-    return finishDeliveryAttempt(this.db, claim, attempt, outcome, this.now());
+    return finishDeliveryAttempts(this.db, [{ claim, attempt, outcome }], this.now()).then(
+      ([recorded]) => recorded === true,
+    );
+  }
+
+  finishDeliveryAttempts(finished: readonly FinishedDeliveryAttempt[]): Promise<boolean[]> {
+    return finishDeliveryAttempts(this.db, finished, this.now());
   }
 
   releaseDelivery(claim: DeliveryClaim): Promise<boolean> {

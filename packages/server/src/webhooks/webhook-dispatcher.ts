@@ -2,6 +2,14 @@
  * Sends queued callbacks. It claims due deliveries from the store's outbox, signs and posts them, and records
  * each attempt. Concurrency is bounded overall and per receiver host, and a host at its limit is left out of
  * the next claim, so one slow or dead receiver holds at most its own slots and never delays the others.
+ *
+ * Per delivery, the store sees a share of one claim and of one commit: a receiver's claims take up to four times
+ * its in-flight limit, the rest ready to start as attempts end; a receiver is claimed for alone once none of
+ * its claimed deliveries is left waiting; a slot is free again once its receiver has answered, and outcomes
+ * are committed in groups (attempt-recorder.ts); the account's secrets come from a cache of at most a second
+ * (signing-secrets.ts).
+ * A claim of every receiver runs when a delivery is queued (`notify`), after a full claim, and at least every
+ * `pollIntervalMs`, so that a busy receiver's claims do not keep others' deliveries waiting.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -13,11 +21,27 @@ import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
 import type { ResultUrl } from '../result-links.js';
 import { settlesWithin } from '../settles-within.js';
 import { VERSION } from '../version.js';
+import { AttemptRecorder } from './attempt-recorder.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
 import { type AttemptResult, sendWebhook } from './send-webhook.js';
+import { SigningSecrets } from './signing-secrets.js';
 import { signatureHeader } from './webhook-signature.js';
 
 export const USER_AGENT = `videogen/${VERSION} (webhooks)`;
+
+/** Time allowed beyond an attempt's own limit for signing and recording it. */
+const LEASE_MARGIN_MS = 5_000;
+
+/**
+ * Deliveries claimed per slot, in flight or ready to follow: a claim for a receiver that has used up its ready
+ * ones takes about three per slot (1 in 12 deliveries of a busy receiver is a claim, from 1 in 1; at twice,
+ * 1 in 4, throughput was half). With the same factor overall, the count of hanging receivers that holds up
+ * the others stays `concurrency / perHostConcurrency`.
+ */
+const CLAIMS_PER_SLOT = 4;
+
+/** How long outcomes are collected before their group is committed (attempt-recorder.ts). */
+const RECORDING_GROUP_MS = 5;
 
 export interface WebhookDispatcherOptions {
   readonly store: Store;
@@ -38,6 +62,14 @@ export interface WebhookDispatcherOptions {
   readonly pollIntervalMs?: number;
   readonly retry?: RetryPolicy;
   readonly metrics?: Metrics;
+  /** Epoch milliseconds for the signing secrets' cache; injectable so that its lifetime can be tested. */
+  readonly now?: () => number;
+}
+
+interface Ready {
+  readonly delivery: DeliveryRecord;
+  /** `performance.now()` when it was claimed. */
+  readonly claimedAt: number;
 }
 
 interface InFlight {
@@ -53,10 +85,27 @@ export class WebhookDispatcher {
   readonly #concurrency: number;
   readonly #perHost: number;
   readonly #timeoutMs: number;
+  /**
+   * A claim's lease: an attempt's limit (the request, signing and recording the outcome) plus as long again for
+   * waiting ready, so that only a sender that died lets it lapse; then the delivery is due again. A ready
+   * delivery that has waited longer than that is handed back unsent (`#startReady`).
+   */
+  readonly #leaseMs: number;
+  /** Attempts whose request is under way. */
   readonly #inFlight = new Set<InFlight>();
+  /** Attempts not yet recorded: under way, or answered and waiting for their group to commit. */
+  readonly #unfinished = new Set<InFlight>();
+  /** Claimed, waiting for a slot at their receiver, oldest claim first. */
+  #ready: Ready[] = [];
+  readonly #recorder: AttemptRecorder;
+  readonly #secrets: SigningSecrets;
   #wake: (() => void) | undefined;
-  /** Set by `notify`, so that a wake-up arriving while a claim is under way is not lost. */
-  #woken = false;
+  /** Set by `notify` (and at start), so that a wake-up arriving while a claim is under way is not lost. */
+  #claimAll = true;
+  /** When the last claim of every receiver began (`performance.now()`). */
+  #claimedAllAt = Number.NEGATIVE_INFINITY;
+  /** Receivers an attempt to which has ended since their last claim: each has room again. */
+  readonly #freedHosts = new Set<string>();
   #loop: Promise<void> | undefined;
   #stopping = false;
 
@@ -66,6 +115,12 @@ export class WebhookDispatcher {
     this.#concurrency = options.concurrency ?? 64;
     this.#perHost = options.perHostConcurrency ?? 4;
     this.#timeoutMs = options.timeoutMs ?? 15_000;
+    this.#leaseMs = 2 * this.#timeoutMs + 2 * LEASE_MARGIN_MS;
+    this.#recorder = new AttemptRecorder(options.store, RECORDING_GROUP_MS);
+    this.#secrets = new SigningSecrets(
+      (accountId) => options.store.getWebhookSecrets(accountId),
+      options.now ?? Date.now,
+    );
   }
 
   start(): void {
@@ -74,103 +129,183 @@ export class WebhookDispatcher {
 
   /** A delivery may have been queued: look now rather than at the next poll. */
   notify(): void {
-    this.#woken = true;
+    this.#claimAll = true;
     this.#wake?.();
   }
 
-  /** Stops claiming; attempts in flight get `graceMs` to finish, then are abandoned uncounted. */
+  /**
+   * Stops claiming; deliveries claimed but not started are handed back uncounted, and attempts in flight get
+   * `graceMs` to finish, then are abandoned uncounted.
+   */
   async stop(graceMs: number): Promise<void> {
     this.#stopping = true;
     this.notify();
     await this.#loop;
-    const all = Promise.all([...this.#inFlight].map((f) => f.done));
+    const unsent = this.#ready;
+    this.#ready = [];
+    for (const { delivery } of unsent) {
+      await this.#store.releaseDelivery(this.#claimOf(delivery)).catch(() => false);
+    }
+    const all = Promise.all([...this.#unfinished].map((f) => f.done));
     if (!(await settlesWithin(all, graceMs))) {
       for (const flight of this.#inFlight) flight.abort.abort();
       await all;
     }
   }
 
+  /** Attempts started and not yet recorded. */
   get inFlight(): number {
-    return this.#inFlight.size;
+    return this.#unfinished.size;
   }
 
   async #run(): Promise<void> {
     const pollIntervalMs = this.#options.pollIntervalMs ?? 1000;
     while (!this.#stopping) {
-      this.#woken = false;
-      // Straight on only after a full claim: a short one means nothing more is due that has room now, and a
-      // finishing attempt or a new delivery will wake the loop when that changes.
-      const full = await this.#claimAndStart();
-      if (!full && !this.#woken && !this.#stopping) await this.#sleep(pollIntervalMs);
+      if (this.#claimAll || performance.now() - this.#claimedAllAt >= pollIntervalMs) {
+        this.#claimAll = false;
+        this.#claimedAllAt = performance.now();
+        // It takes the room of every receiver, those just freed included.
+        this.#freedHosts.clear();
+        // Again at once only after a full claim: a short one means nothing more is due that has room now, and
+        // a finishing attempt or a new delivery will wake the loop when that changes.
+        if (await this.#claimAndStart()) this.#claimAll = true;
+      } else {
+        const hosts = [...this.#freedHosts];
+        this.#freedHosts.clear();
+        for (const host of hosts) await this.#claimAndStart(host);
+      }
+      if (!this.#claimAll && this.#freedHosts.size === 0 && !this.#stopping) {
+        await this.#sleep(Math.max(0, this.#claimedAllAt + pollIntervalMs - performance.now()));
+      }
     }
   }
 
-  #hostLoad(): Map<string, number> {
-    const load = new Map<string, number>();
-    for (const flight of this.#inFlight) load.set(flight.host, (load.get(flight.host) ?? 0) + 1);
-    return load;
+  /** Deliveries claimed by this process, in flight and ready, by host. */
+  #hostClaims(): Map<string, number> {
+    const claims = new Map<string, number>();
+    for (const { host } of this.#inFlight) claims.set(host, (claims.get(host) ?? 0) + 1);
+    for (const { delivery } of this.#ready) claims.set(delivery.host, (claims.get(delivery.host) ?? 0) + 1);
+    return claims;
   }
 
-  /** True when the claim filled every free slot. */
-  async #claimAndStart(): Promise<boolean> {
-    const free = this.#concurrency - this.#inFlight.size;
+  /**
+   * Claims for every receiver with room, or for `host` alone, and starts what it may; true when the claim
+   * filled every free place. Claims hold up to `CLAIMS_PER_SLOT` times the in-flight limits, overall and per
+   * receiver: the rest wait, ready, for a slot, so that claims come once per batch rather than once per
+   * delivery.
+   */
+  async #claimAndStart(host?: string): Promise<boolean> {
+    const claims = this.#hostClaims();
+    const perHostClaims = CLAIMS_PER_SLOT * this.#perHost;
+    const free = Math.min(
+      CLAIMS_PER_SLOT * this.#concurrency - this.#inFlight.size - this.#ready.length,
+      // A claim of every receiver, which runs on every `notify`, takes no more than can start, as before:
+      // its candidates are four times its limit. Receivers' own claims fill what waits.
+      host === undefined ? this.#concurrency - this.#inFlight.size : perHostClaims - (claims.get(host) ?? 0),
+    );
     if (free <= 0) return false;
-    const load = this.#hostLoad();
-    const saturated = [...load].filter(([, count]) => count >= this.#perHost).map(([host]) => host);
+    const full = [...claims].filter(([, count]) => count >= perHostClaims).map(([h]) => h);
     let claimed: DeliveryRecord[];
     try {
       claimed = await this.#store.claimDeliveries({
         workerId: this.workerId,
-        // Longer than an attempt can take (the request, plus reading secrets and recording the outcome), so
-        // that only a sender that died lets it lapse; then the delivery is due again.
-        leaseMs: this.#timeoutMs + 10_000,
+        leaseMs: this.#leaseMs,
         limit: free,
-        excludeHosts: saturated,
-        perHostLimit: this.#perHost,
-        hostsInFlight: Object.fromEntries(load),
+        excludeHosts: full,
+        ...(host === undefined ? {} : { host }),
+        perHostLimit: perHostClaims,
+        hostsInFlight: Object.fromEntries(claims),
       });
     } catch (error) {
       this.#options.logger.error({ err: error }, 'claiming webhook deliveries failed');
       return false;
     }
+    const claimedAt = performance.now();
     for (const delivery of claimed) {
-      const claim = this.#claimOf(delivery);
-      if ((load.get(delivery.host) ?? 0) >= this.#perHost) {
+      const count = claims.get(delivery.host) ?? 0;
+      if (count >= perHostClaims) {
         // Only if the store ignored the per-host room (it is a hint); handed back uncounted.
-        await this.#store.releaseDelivery(claim).catch(() => false);
+        await this.#store.releaseDelivery(this.#claimOf(delivery)).catch(() => false);
         continue;
       }
-      load.set(delivery.host, (load.get(delivery.host) ?? 0) + 1);
-      const abort = new AbortController();
-      const flight: InFlight = {
-        host: delivery.host,
-        abort,
-        done: this.#attempt(delivery, claim, abort.signal)
-          .catch((error: unknown) =>
-            this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'webhook attempt failed'),
-          )
-          .finally(() => {
-            this.#inFlight.delete(flight);
-            this.notify();
-          }),
-      };
-      this.#inFlight.add(flight);
+      claims.set(delivery.host, count + 1);
+      this.#ready.push({ delivery, claimedAt });
     }
+    this.#startReady();
     return claimed.length === free;
+  }
+
+  /** Starts ready deliveries, oldest claim first, as far as the overall and per-receiver limits allow. */
+  #startReady(): void {
+    if (this.#ready.length === 0 || this.#stopping) return;
+    const load = new Map<string, number>();
+    for (const { host } of this.#inFlight) load.set(host, (load.get(host) ?? 0) + 1);
+    const waiting: Ready[] = [];
+    for (const ready of this.#ready) {
+      const { delivery } = ready;
+      const count = load.get(delivery.host) ?? 0;
+      if (this.#inFlight.size >= this.#concurrency || count >= this.#perHost) {
+        waiting.push(ready);
+        continue;
+      }
+      if (performance.now() - ready.claimedAt > this.#leaseMs - this.#timeoutMs - LEASE_MARGIN_MS) {
+        // Waited so long that its claim could lapse during the attempt (receivers hanging everywhere): handed
+        // back uncounted rather than sent while another sender may claim it.
+        void this.#store.releaseDelivery(this.#claimOf(delivery)).catch(() => false);
+        continue;
+      }
+      load.set(delivery.host, count + 1);
+      this.#launch(delivery);
+    }
+    this.#ready = waiting;
+  }
+
+  #launch(delivery: DeliveryRecord): void {
+    const claim = this.#claimOf(delivery);
+    const abort = new AbortController();
+    // The receiver's slot is free once it has answered: recording the outcome is no request to it.
+    const answered = () => {
+      if (!this.#inFlight.delete(flight)) return;
+      this.#startReady();
+      // More for this receiver once none of its claimed deliveries is left waiting.
+      if (!this.#ready.some((ready) => ready.delivery.host === delivery.host)) {
+        this.#freedHosts.add(delivery.host);
+        this.#wake?.();
+      }
+    };
+    const flight: InFlight = {
+      host: delivery.host,
+      abort,
+      done: this.#attempt(delivery, claim, abort.signal, answered)
+        .catch((error: unknown) =>
+          this.#options.logger.error({ err: error, delivery_id: delivery.id }, 'webhook attempt failed'),
+        )
+        .finally(() => {
+          answered();
+          this.#unfinished.delete(flight);
+        }),
+    };
+    this.#inFlight.add(flight);
+    this.#unfinished.add(flight);
   }
 
   #claimOf(delivery: DeliveryRecord): DeliveryClaim {
     return { deliveryId: delivery.id, attempt: delivery.attemptCount, workerId: this.workerId };
   }
 
-  async #attempt(delivery: DeliveryRecord, claim: DeliveryClaim, signal: AbortSignal): Promise<void> {
+  async #attempt(
+    delivery: DeliveryRecord,
+    claim: DeliveryClaim,
+    signal: AbortSignal,
+    answered: () => void,
+  ): Promise<void> {
     const log = this.#options.logger.child({
       delivery_id: delivery.id,
       task_id: delivery.taskId,
       event: delivery.event,
       attempt: claim.attempt,
     });
-    const secrets = await this.#store.getWebhookSecrets(delivery.accountId);
+    const secrets = await this.#secrets.of(delivery.accountId);
     const { payload } = delivery;
     const resultUrl = payload.status === 'completed' ? await this.#options.resultUrl(payload.id) : undefined;
     const body = JSON.stringify(deliveryBody(payload, resultUrl));
@@ -192,18 +327,14 @@ export class WebhookDispatcher {
                 'user-agent': USER_AGENT,
                 'webhook-id': delivery.id,
                 'webhook-timestamp': String(timestamp),
-                'webhook-signature': signatureHeader(
-                  secrets.map((s) => s.secret),
-                  delivery.id,
-                  timestamp,
-                  body,
-                ),
+                'webhook-signature': signatureHeader(secrets, delivery.id, timestamp, body),
               },
               body,
             },
             { dispatcher: this.#options.dispatcher, timeoutMs: this.#timeoutMs, signal },
           );
 
+    answered();
     if (result.verdict === 'interrupted') {
       this.#options.metrics?.callbackAttempts.inc({ outcome: 'interrupted' });
       await this.#store.releaseDelivery(claim);
@@ -215,16 +346,16 @@ export class WebhookDispatcher {
       outcome:
         outcome.status === 'succeeded' ? 'delivered' : outcome.status === 'failed' ? 'failed' : 'retry',
     });
-    const recorded = await this.#store.finishDeliveryAttempt(
+    const recorded = await this.#recorder.record({
       claim,
-      {
+      attempt: {
         attemptedAt: result.attemptedAt,
         durationMs: result.durationMs,
         httpStatus: result.httpStatus,
         error: result.error,
       },
       outcome,
-    );
+    });
     const fields = {
       http_status: result.httpStatus ?? undefined,
       error: result.error ?? undefined,

@@ -14,6 +14,7 @@ import * as engineRouting from './0008-engine-routing.js';
 import * as usageAndBudgets from './0009-usage-and-budgets.js';
 import * as workers from './0010-workers.js';
 import * as taskListIndexes from './0011-task-list-indexes.js';
+import * as deliveryHostIndex from './0012-delivery-host-index.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -27,6 +28,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0009-usage-and-budgets': usageAndBudgets,
   '0010-workers': workers,
   '0011-task-list-indexes': taskListIndexes,
+  '0012-delivery-host-index': deliveryHostIndex,
 };
 
 const provider: MigrationProvider = {

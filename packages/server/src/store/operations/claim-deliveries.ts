@@ -13,8 +13,8 @@ export interface ClaimDeliveriesOptions extends DeliveryClaimOptions {
 const CANDIDATES_PER_ROW = 4;
 
 /**
- * Takes up to `limit` due deliveries, oldest due first, skipping `excludeHosts` and, with `perHostLimit`,
- * taking no more for a host than its room. Claiming counts the attempt and pushes `next_attempt_at` out by the
+ * Takes up to `limit` due deliveries, oldest due first, skipping `excludeHosts` (or only `host`'s) and, with
+ * `perHostLimit`, taking no more for a host than its room. Claiming counts the attempt and pushes `next_attempt_at` out by the
  * lease, so a delivery whose sender dies becomes due again by itself.
  *
  * Three steps, each a `MATERIALIZED` CTE evaluated once: lock the oldest due candidates (PostgreSQL refuses
@@ -38,7 +38,13 @@ export async function claimDeliveries(
     .where('next_attempt_at', '<=', now)
     .orderBy('next_attempt_at')
     .orderBy('id')
-    .limit(options.perHostLimit === undefined ? options.limit : options.limit * CANDIDATES_PER_ROW);
+    // One receiver's candidates are all within its room, so none can be capped away.
+    .limit(
+      options.perHostLimit === undefined || options.host !== undefined
+        ? options.limit
+        : options.limit * CANDIDATES_PER_ROW,
+    );
+  if (options.host !== undefined) candidates = candidates.where('host', '=', options.host);
   if (options.excludeHosts.length > 0) candidates = candidates.where('host', 'not in', options.excludeHosts);
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 
