@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
-  checkStorage,
   loadEnginesConfig,
   openEngines,
   openResultUrls,
@@ -68,7 +67,7 @@ export async function startService(
   const scratch = await ScratchSpace.open({
     onRemoved: (path) => logger.info({ path }, 'removed the temporary files of a process that is gone'),
   });
-  const store = openStore(config.databaseUrl, {
+  const store = await openStore(config.databaseUrl, {
     schema: config.databaseSchema,
     onError: onStoreError,
     checkpointInBackground: true,
@@ -78,8 +77,7 @@ export async function startService(
   // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
   // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.
   const signal = openWorkSignal(store, { onError: onStoreError });
-  const storage = openStorage(config.storageUrl);
-  await checkStorage(storage);
+  const storage = await openStorage(config.storageUrl);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
   const metrics = new Metrics({
