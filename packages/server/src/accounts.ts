@@ -2,7 +2,6 @@
  * Accounts with an owner who signs in to the dashboard: email and an argon2id password hash. Made by
  * `videogen accounts create`; the dashboard itself never creates accounts.
  */
-import { Algorithm, hash, verify } from '@node-rs/argon2';
 import type { Store } from './ports/store.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -31,11 +30,15 @@ function checkPassword(password: string): void {
   }
 }
 
-export function hashPassword(password: string): Promise<string> {
+// argon2 is loaded at the first sign-in or password change: about 10 MB of memory a server whose dashboard
+// nobody signs in to does not need.
+export async function hashPassword(password: string): Promise<string> {
+  const { Algorithm, hash } = await import('@node-rs/argon2');
   return hash(password, { algorithm: Algorithm.Argon2id });
 }
 
-export function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
+  const { verify } = await import('@node-rs/argon2');
   return verify(passwordHash, password);
 }
 

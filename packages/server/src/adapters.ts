@@ -1,6 +1,8 @@
 /**
  * Picks the `Store`, `WorkSignal` and `Storage` implementations named by `VIDEOGEN_DATABASE_URL` and
- * `VIDEOGEN_STORAGE_URL`, and the engines of `VIDEOGEN_ENGINES_FILE`.
+ * `VIDEOGEN_STORAGE_URL`, and the engines of `VIDEOGEN_ENGINES_FILE`. PostgreSQL's and S3's modules are
+ * imported only when named: pg and the AWS SDK are about 40 MB of a process's memory that the default
+ * installation (SQLite, local files) does not use.
  */
 import { fileURLToPath } from 'node:url';
 import { type Config, ConfigError } from './config.js';
@@ -13,9 +15,8 @@ import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
 import { presignedResultUrl, type ResultLinks, type ResultUrl } from './result-links.js';
 import { FileStorage } from './storage/file-storage.js';
-import { MAX_PRESIGN_SECONDS, openS3Storage, S3Storage } from './storage/s3-storage.js';
+import { MAX_PRESIGN_SECONDS } from './storage/presign-limit.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
-import { PgStore } from './store/pg-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 export interface StoreOptions {
@@ -33,8 +34,9 @@ function isPostgresUrl(databaseUrl: string): boolean {
   return /^postgres(ql)?:\/\//i.test(databaseUrl);
 }
 
-export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
+export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   if (isPostgresUrl(databaseUrl)) {
+    const { PgStore } = await import('./store/pg-store.js');
     return new PgStore({
       connectionString: databaseUrl,
       ...(options.schema ? { schema: options.schema } : {}),
@@ -54,27 +56,21 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   });
 }
 
-/** Fails at start, not at the first request, when the storage is unreachable or misconfigured. */
-export async function checkStorage(storage: Storage): Promise<void> {
-  if (!(storage instanceof S3Storage)) return;
-  try {
-    await storage.checkBucket();
-  } catch (error) {
-    throw new ConfigError('VIDEOGEN_STORAGE_URL', error instanceof Error ? error.message : String(error));
-  }
-}
-
 /** PostgreSQL LISTEN/NOTIFY across processes; in-process for SQLite, whose claimers share one process. */
 export function openWorkSignal(store: Store, options: Pick<StoreOptions, 'onError'> = {}): WorkSignal {
   const onError = options.onError ? { onError: options.onError } : {};
-  return store instanceof PgStore ? store.createWorkSignal(onError) : new LocalWorkSignal(onError);
+  return store.createWorkSignal?.(onError) ?? new LocalWorkSignal(onError);
 }
 
-export function openStorage(storageUrl: string): Storage {
+/** The storage; object storage is checked at once, so a wrong bucket fails the start, not the first request. */
+export async function openStorage(storageUrl: string): Promise<Storage> {
   if (storageUrl.startsWith('file:')) return new FileStorage({ root: fileURLToPath(storageUrl) });
   if (storageUrl.startsWith('s3:')) {
+    const { openS3Storage } = await import('./storage/s3-storage.js');
     try {
-      return openS3Storage(storageUrl);
+      const storage = openS3Storage(storageUrl);
+      await storage.checkBucket();
+      return storage;
     } catch (error) {
       throw new ConfigError('VIDEOGEN_STORAGE_URL', error instanceof Error ? error.message : String(error));
     }

@@ -12,8 +12,11 @@ export type ResultUrl = (taskId: string) => Promise<string>;
 
 const EXPIRY_BUCKET_SECONDS = 3600;
 
-/** Links kept signed; past this the oldest go first (a miss only costs an HMAC). */
-const SIGNED_LINKS_KEPT = 10_000;
+/**
+ * Links kept signed; past this the oldest go first (a miss only costs an HMAC). The tasks being polled right
+ * now are a few hundred at most; ten thousand kept links were about 3 MB of a server's memory for nothing.
+ */
+const SIGNED_LINKS_KEPT = 1000;
 
 export interface VerifiedLink {
   readonly taskId: string;
@@ -29,14 +32,28 @@ export class ResultLinks {
   readonly #secret: string;
   readonly #ttlSeconds: number;
   readonly #now: () => number;
+  readonly #keep: number;
   /** The last link made for each task: polls in the same hour get the same one without signing it again. */
   readonly #signed = new Map<string, string>();
 
-  constructor(options: { publicUrl: () => string; secret: string; ttlSeconds: number; now?: () => number }) {
+  constructor(options: {
+    publicUrl: () => string;
+    secret: string;
+    ttlSeconds: number;
+    now?: () => number;
+    /** Links kept signed at most; default 1000. */
+    keep?: number;
+  }) {
     this.#publicUrl = options.publicUrl;
     this.#secret = options.secret;
     this.#ttlSeconds = options.ttlSeconds;
     this.#now = options.now ?? Date.now;
+    this.#keep = options.keep ?? SIGNED_LINKS_KEPT;
+  }
+
+  /** How many signed links are kept now. */
+  get kept(): number {
+    return this.#signed.size;
   }
 
   /**
@@ -50,8 +67,7 @@ export class ResultLinks {
     const kept = this.#signed.get(taskId);
     if (kept?.startsWith(base)) return kept;
     const url = base + this.#sign(taskId, expires);
-    if (this.#signed.size >= SIGNED_LINKS_KEPT)
-      this.#signed.delete(this.#signed.keys().next().value as string);
+    if (this.#signed.size >= this.#keep) this.#signed.delete(this.#signed.keys().next().value as string);
     this.#signed.set(taskId, url);
     return url;
   }

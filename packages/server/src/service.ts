@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import {
-  checkStorage,
   loadEnginesConfig,
   openEngines,
   openResultUrls,
@@ -17,12 +16,14 @@ import {
 } from './adapters.js';
 import type { Config } from './config.js';
 import { DashboardSessions } from './dashboard-sessions.js';
+import { EngineRouter } from './engines/engine-router.js';
 import { routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
 import { ModelList } from './model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
+import type { Engine } from './ports/engine.js';
 import type { Store } from './ports/store.js';
 import { securePrivateFiles } from './private-files.js';
 import { ResultLinks } from './result-links.js';
@@ -49,6 +50,8 @@ export interface Service {
 export interface ServiceOptions {
   /** The store's clock (epoch ms), for tests; `Date.now` when absent. */
   readonly now?: () => number;
+  /** Every model to this engine instead of those of the engines file (bench/queues.ts: an instant engine). */
+  readonly engine?: Engine;
 }
 
 export async function startService(
@@ -61,14 +64,22 @@ export async function startService(
   // Before anything is opened: a mistake in the engines file stops the start with its own message. API
   // processes read it too, to refuse at creation what the routed engine cannot take.
   const enginesConfig = loadEnginesConfig(config);
-  const engines = runsWorkers ? openEngines(enginesConfig) : undefined;
+  const engines = runsWorkers
+    ? options.engine
+      ? {
+          config: enginesConfig,
+          engines: new Map([[options.engine.name, options.engine]]),
+          router: EngineRouter.all(options.engine),
+        }
+      : openEngines(enginesConfig)
+    : undefined;
   const onStoreError = (error: unknown) =>
     logger.warn({ err: error }, 'store connection error; reconnecting');
   await securePrivateFiles(config, (message) => logger.warn(message));
   const scratch = await ScratchSpace.open({
     onRemoved: (path) => logger.info({ path }, 'removed the temporary files of a process that is gone'),
   });
-  const store = openStore(config.databaseUrl, {
+  const store = await openStore(config.databaseUrl, {
     schema: config.databaseSchema,
     onError: onStoreError,
     checkpointInBackground: true,
@@ -78,8 +89,7 @@ export async function startService(
   // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
   // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.
   const signal = openWorkSignal(store, { onError: onStoreError });
-  const storage = openStorage(config.storageUrl);
-  await checkStorage(storage);
+  const storage = await openStorage(config.storageUrl);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   let publicUrl = config.publicUrl ?? '';
   const metrics = new Metrics({
@@ -159,7 +169,11 @@ export async function startService(
         assetMaxBytes: config.assetMaxBytes,
         assetTimeoutMs: config.assetTimeoutMs,
         scratchDir: scratch.path,
-        onStatusChange: () => void signal.notify('deliveries'),
+        // Only a task with a callback URL had a delivery queued with its change: waking the dispatchers for the
+        // others would send each of them to the store for nothing, on SQLite ahead of the next claim.
+        onStatusChange: (task) => {
+          if (!task || task.params.callback_url) void signal.notify('deliveries');
+        },
         metrics,
       })
     : undefined;

@@ -40,7 +40,7 @@ export async function withStore<T>(use: StoreUse, action: (store: Store) => Prom
   await securePrivateFiles({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }, (message) =>
     process.stderr.write(`videogen: warning: ${message}\n`),
   );
-  const store = openStore(config.databaseUrl, { schema: config.databaseSchema });
+  const store = await openStore(config.databaseUrl, { schema: config.databaseSchema });
   try {
     // Before migrating, which would make the tables of a new store.
     const found = await store.countAccounts().then(

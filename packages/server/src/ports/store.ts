@@ -18,6 +18,7 @@ import type { TaskListQuery } from '../domain/task-list-query.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type { UsageGrouping, UsageLimits } from '../domain/usage.js';
 import type { UsageSum } from '../domain/usage-report.js';
+import type { WorkSignal } from './work-signal.js';
 
 export interface Account {
   readonly id: string;
@@ -232,6 +233,11 @@ export interface DeleteOutcome {
 export interface Store {
   /** Applies pending numbered migrations. */
   migrate(): Promise<void>;
+  /**
+   * A work signal across the processes sharing this store (PostgreSQL: LISTEN/NOTIFY). Absent where all
+   * claimers share one process (SQLite): an in-process signal serves.
+   */
+  createWorkSignal?(options: { readonly onError?: (error: unknown) => void }): WorkSignal;
   close(): Promise<void>;
   /** A cheap round trip, for readiness checks. */
   ping(): Promise<void>;

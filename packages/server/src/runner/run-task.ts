@@ -36,8 +36,11 @@ export interface RunTaskDependencies {
    * absent.
    */
   readonly scratchDir?: string;
-  /** Called after this process changed a task's status (a callback may be queued). */
-  readonly onStatusChange?: () => void;
+  /**
+   * Called after this process changed a task's status, with the task when there is one: a callback was queued
+   * with the change only if it has a `callback_url` (without a task: some tasks changed, any may have).
+   */
+  readonly onStatusChange?: (task?: TaskRecord) => void;
   readonly metrics?: Metrics;
 }
 
@@ -163,7 +166,7 @@ async function execute(
     await progress.settle();
     const completed = await deps.store.completeTask(claim, resultKey(task.id));
     if (completed) {
-      deps.onStatusChange?.();
+      deps.onStatusChange?.(task);
       deps.metrics?.renderDuration.observe({ model: task.model }, (Date.now() - started) / 1000);
       deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
       deps.metrics?.recordUsage({
@@ -194,7 +197,7 @@ async function execute(
         log.info({ code: failure.code, message: failure.message }, 'task failed');
       }
       if (await deps.store.failTask(claim, failure)) {
-        deps.onStatusChange?.();
+        deps.onStatusChange?.(task);
         deps.metrics?.tasksFinished.inc({ model: task.model, status: 'failed', error_code: failure.code });
       }
     }

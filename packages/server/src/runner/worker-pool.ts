@@ -28,6 +28,8 @@ export class WorkerPool {
   readonly #wake = new Set<() => void>();
   /** Counts `notify` calls, so a slot whose claim came back empty can tell it raced a new task and retry. */
   #notifications = 0;
+  /** Notifications no claim has answered yet: about how many announced tasks may still be waiting. */
+  #unanswered = 0;
   #stopping = false;
   #reaper: NodeJS.Timeout | undefined;
   /** The latest write of this pool's row in the store, awaited before the row is removed at stop. */
@@ -113,6 +115,7 @@ export class WorkerPool {
    */
   notify(): void {
     this.#notifications++;
+    this.#unanswered++;
     const [wake] = this.#wake;
     wake?.();
   }
@@ -183,13 +186,23 @@ export class WorkerPool {
         task = undefined;
       }
       if (!task) {
-        if (this.#notifications === notificationsBefore) await this.#sleep(pollIntervalMs);
+        if (this.#notifications === notificationsBefore) {
+          this.#unanswered = 0;
+          await this.#sleep(pollIntervalMs);
+        }
         continue;
       }
-      this.#options.onStatusChange?.();
-      // There may be more where this one came from.
-      const [next] = this.#wake;
-      next?.();
+      this.#options.onStatusChange?.(task);
+      // There may be more where this one came from: a burst announced more tasks than have been claimed, or
+      // this claim found work nobody announced (another process's, a backlog), which may not be alone. One
+      // announced task is not followed by a claim that would find nothing, which (on SQLite's one connection)
+      // would queue ahead of this task's next writes.
+      const announced = this.#unanswered > 0;
+      this.#unanswered = Math.max(0, this.#unanswered - 1);
+      if (this.#unanswered > 0 || !announced) {
+        const [next] = this.#wake;
+        next?.();
+      }
       if (this.#stopping) {
         // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
         await store

@@ -38,10 +38,8 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import type { ByteRange, PresignOptions, Storage, StoredObject } from '../ports/storage.js';
+import { MAX_PRESIGN_SECONDS } from './presign-limit.js';
 import { assertByteRange, assertContentType, assertStorageKey } from './storage-key.js';
-
-/** SigV4's limit on X-Amz-Expires. */
-export const MAX_PRESIGN_SECONDS = 7 * 24 * 3600;
 
 export interface S3Location {
   readonly bucket: string;
@@ -342,3 +340,5 @@ export class S3Storage implements Storage {
     });
   }
 }
+
+export { MAX_PRESIGN_SECONDS };

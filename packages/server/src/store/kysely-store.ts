@@ -115,16 +115,20 @@ export interface KyselyStoreOptions {
    * `FOR UPDATE` to check budgets (SQLite has one writer and no such clauses).
    */
   readonly skipLocked: boolean;
+  /** Where task claims run, when not on `db` (PostgreSQL: a pool committing asynchronously, pg-store.ts). */
+  readonly claimDb?: Kysely<Database>;
 }
 
 export abstract class KyselyStore implements Store {
   protected readonly db: Kysely<Database>;
+  readonly #claimDb: Kysely<Database>;
   protected readonly now: () => number;
   readonly #skipLocked: boolean;
   readonly #activeKeys: ActiveKeyCache;
 
   protected constructor(db: Kysely<Database>, options: KyselyStoreOptions) {
     this.db = db;
+    this.#claimDb = options.claimDb ?? db;
     this.now = options.now ?? Date.now;
     this.#skipLocked = options.skipLocked;
     this.#activeKeys = new ActiveKeyCache(this.now);
@@ -294,8 +298,8 @@ export abstract class KyselyStore implements Store {
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
     const claimOptions = { ...options, skipLocked: this.#skipLocked };
     return options.routing
-      ? claimRoutedTask(this.db, claimOptions, options.routing, this.now())
-      : claimTask(this.db, claimOptions, this.now());
+      ? claimRoutedTask(this.#claimDb, claimOptions, options.routing, this.now())
+      : claimTask(this.#claimDb, claimOptions, this.now());
   }
 
   rerouteTask(

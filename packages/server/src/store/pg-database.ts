@@ -23,6 +23,11 @@ export interface PgDatabaseOptions {
    * it by itself. Without a listener pg would crash the process.
    */
   readonly onError?: (error: Error) => void;
+  /**
+   * Commit without waiting for the WAL to reach disk (`synchronous_commit = off`): for the claims' own pool
+   * only (pg-store.ts says why that is safe there).
+   */
+  readonly asynchronousCommit?: boolean;
 }
 
 export interface PgDatabase {
@@ -59,13 +64,16 @@ export function openPgDatabase(options: PgDatabaseOptions): PgDatabase {
     application_name: options.applicationName ?? 'videogen',
   });
   pool.on('error', (error) => options.onError?.(error));
-  const setSearchPath = schema === undefined ? undefined : `set search_path to ${quoteIdentifier(schema)}`;
+  const settings = [
+    ...(schema === undefined ? [] : [`set search_path to ${quoteIdentifier(schema)}`]),
+    ...(options.asynchronousCommit ? ['set synchronous_commit to off'] : []),
+  ];
   const db = new Kysely<Database>({
     dialect: new PostgresDialect({
       pool,
-      ...(setSearchPath && {
+      ...(settings.length > 0 && {
         onCreateConnection: async (connection) => {
-          await connection.executeQuery(CompiledQuery.raw(setSearchPath));
+          for (const setting of settings) await connection.executeQuery(CompiledQuery.raw(setting));
         },
       }),
     }),

@@ -17,14 +17,37 @@ export interface PgStoreOptions extends PgDatabaseOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Claims commit through a pool of their own with `synchronous_commit = off`: a claim is acknowledged once
+ * PostgreSQL has it in memory, a flush to disk (about 1 ms here) earlier. That is safe because a claim is
+ * fenced: if the server crashes before the claim reaches disk, the task is back as it was (pending, or expired
+ * with the attempt before) and is claimed again. Claimed by another pool, every write of the lost claim's run
+ * (lease, progress, completion, failure) names a worker that no longer holds it and changes nothing; claimed by
+ * the same pool with the same attempt number, the two runs share the claim, and the first to complete or fail
+ * ends the task (either needs it `processing`), the other's writes then changing nothing. The work may be done
+ * twice; the task is neither lost nor finished twice. The claim's `task.processing` delivery commits with it or
+ * not at all. Any later ordinary commit (creation, completion) flushes the WAL up to itself, so only the last
+ * few hundred milliseconds of claims before a crash are ever at risk. Creation, completion and failure keep
+ * waiting for the disk, so a created or completed task survives a crash.
+ */
+const CLAIM_POOL_SIZE = 4;
+
 export class PgStore extends KyselyStore {
   readonly #pool: PgDatabase['pool'];
+  readonly #claims: PgDatabase;
   readonly #options: PgStoreOptions;
 
   constructor(options: PgStoreOptions) {
     const { db, pool } = openPgDatabase(options);
-    super(db, { skipLocked: true, ...(options.now ? { now: options.now } : {}) });
+    const claims = openPgDatabase({
+      ...options,
+      poolSize: CLAIM_POOL_SIZE,
+      applicationName: `${options.applicationName ?? 'videogen'}-claims`,
+      asynchronousCommit: true,
+    });
+    super(db, { skipLocked: true, claimDb: claims.db, ...(options.now ? { now: options.now } : {}) });
     this.#pool = pool;
+    this.#claims = claims;
     this.#options = options;
   }
 
@@ -77,6 +100,7 @@ export class PgStore extends KyselyStore {
   }
 
   async close(): Promise<void> {
+    await this.#claims.db.destroy();
     await this.db.destroy();
     // Kysely ends the pool only if it ever used it; a work signal may have used it alone.
     if (!this.#pool.ending) await this.#pool.end();

@@ -8,9 +8,7 @@
  */
 import pg from 'pg';
 import type { WorkerLock } from '../ports/store.js';
-
-/** The class half of the lock's key; the other half hashes the schema and the worker id. */
-export const WORKER_LOCK_CLASS = 0x76670002;
+import { WORKER_LOCK_CLASS } from './worker-lock-class.js';
 
 const RECONNECT_MS = 1000;
 

@@ -6,7 +6,6 @@
  * and sent as JPEG.
  */
 import { readFile } from 'node:fs/promises';
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { TaskFailure } from '../../errors.js';
 import type { LocalAsset } from '../../ports/engine.js';
 import { mediaType } from '../media-type.js';
@@ -51,6 +50,8 @@ function fittedGeometry(width: number, height: number) {
 
 /** The `url` of an `image_url` content item for `asset`; `label` names the engine in messages. */
 export async function arkImageUrl(asset: LocalAsset, label: string): Promise<string> {
+  // Loaded with the first image: @napi-rs/canvas is about 20 MB of memory a process without images never needs.
+  const { createCanvas, loadImage } = await import('@napi-rs/canvas');
   const bytes = await readFile(asset.path);
   const type = mediaType(bytes, asset.path, asset.field);
   try {

@@ -13,7 +13,6 @@
  * it is always accepted), `generateAudio` (refused; Veo 3 always makes sound), `sampleCount` (one video is the
  * default) and `enhancePrompt`.
  */
-import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { TaskFailure } from '../../errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
@@ -98,6 +97,8 @@ export function veoInputs(job: RenderJob, veo: VeoModel, options: VeoRequestOpti
 
 /** An image asset as Veo's `Image`: PNG and JPEG as they are, anything else re-encoded as PNG. */
 async function veoImage(asset: LocalAsset, label: string): Promise<VeoImage> {
+  // Loaded with the first image: @napi-rs/canvas is about 20 MB of memory a process without images never needs.
+  const { createCanvas, loadImage } = await import('@napi-rs/canvas');
   const inline = await inlineAsset(asset);
   if (SENT_AS_IS.has(inline.contentType)) {
     return { bytesBase64Encoded: inline.base64, mimeType: inline.contentType };

@@ -1,41 +1,15 @@
 /**
  * The built-in local engine: a procedural CPU renderer. It draws each frame (text, image or reference
  * scene) and pipes it into ffmpeg, which writes the result MP4. The same job always gives the same bytes.
+ * The drawing (local-render.ts, with @napi-rs/canvas) is loaded at the first render or check.
  */
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
-import { TaskFailure } from '../../errors.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
-import { probe } from '../../media/probe.js';
-import type { Engine, LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
-import { abortReason, untilAborted } from '../until-aborted.js';
-import { renderCaption } from './caption.js';
-import { FrameEncoder } from './frame-encoder.js';
-import { ImageScene } from './image-scene.js';
-import { ReferenceScene } from './reference-scene.js';
-import { type Scene, type SceneSettings, sceneFrame } from './scene.js';
-import { assetLabel } from './still-image.js';
-import { TextScene } from './text-scene.js';
+import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 
 export interface LocalEngineOptions {
   /** The ffmpeg binary; defaults to `media/ffmpeg-paths.ts`'s choice. */
   readonly ffmpegPath?: string;
-}
-
-const PROGRESS_INTERVAL_MS = 250;
-async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<void> {
-  let hasAudio: boolean;
-  try {
-    hasAudio = (await probe(asset.path, signal)).streams.some((s) => s.type === 'audio');
-  } catch (error) {
-    if (signal.aborted) throw error;
-    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file is not readable audio.`, {
-      cause: error,
-    });
-  }
-  if (!hasAudio)
-    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file has no audio stream.`);
 }
 
 export class LocalEngine implements Engine {
@@ -61,100 +35,13 @@ export class LocalEngine implements Engine {
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
+    const { renderCaption } = await import('./caption.js');
     renderCaption('videogen', { width: 64, height: 36 });
   }
 
   async render(job: RenderJob, context: RenderContext): Promise<void> {
-    const { signal } = context;
-    signal.throwIfAborted();
-    const ffmpegPath = this.#ffmpegPath ?? defaultFfmpegPath();
-    const settings: SceneSettings = {
-      frame: sceneFrame(job.frame, job.model.fast),
-      fps: job.fps,
-      frameCount: Math.round(job.params.duration * job.fps),
-      fast: job.model.fast,
-      seed: job.params.seed,
-      prompt: job.params.prompt,
-    };
-    let scene: Scene | undefined;
-    let encoder: FrameEncoder | undefined;
-    const stop = (): Promise<unknown> => {
-      encoder?.kill();
-      return Promise.all([encoder?.exited, scene?.close()]);
-    };
-    const onAbort = (): void => void stop();
-    signal.addEventListener('abort', onAbort, { once: true });
-
-    const run = async (): Promise<void> => {
-      // This engine is its own upstream: the job is taken as soon as rendering begins.
-      context.onAccepted?.();
-      await mkdir(job.workDir, { recursive: true });
-      await mkdir(dirname(job.outputPath), { recursive: true });
-      const soundtrack = job.audios[0];
-      if (soundtrack) await checkSoundtrack(soundtrack, signal);
-      scene = await this.#createScene(job, settings, ffmpegPath, signal);
-      // The abort listener may already have run while the scene was loading.
-      if (signal.aborted) {
-        await stop();
-        return;
-      }
-      encoder = new FrameEncoder({
-        ffmpegPath,
-        outputPath: job.outputPath,
-        input: settings.frame,
-        output: job.frame,
-        fps: settings.fps,
-        frameCount: settings.frameCount,
-        preset: job.model.fast ? 'ultrafast' : 'veryfast',
-        audioPath: soundtrack?.path,
-      });
-      let reportedAt = performance.now();
-      for (let index = 0; index < settings.frameCount; index++) {
-        if (signal.aborted) return;
-        await encoder.write(await scene.render(index));
-        const now = performance.now();
-        if (now - reportedAt >= PROGRESS_INTERVAL_MS) {
-          reportedAt = now;
-          context.onProgress((index + 1) / settings.frameCount);
-        }
-      }
-      await encoder.finish();
-    };
-
-    try {
-      await untilAborted(run(), signal);
-    } catch (error) {
-      await stop();
-      await rm(job.outputPath, { force: true });
-      if (signal.aborted) throw abortReason(signal);
-      if (error instanceof TaskFailure) throw error;
-      const reason = error instanceof Error ? error.message : String(error);
-      throw new TaskFailure('generation_failed', `The local engine failed: ${reason}`, { cause: error });
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      await scene?.close();
-    }
-    context.onProgress(1);
-  }
-
-  async #createScene(
-    job: RenderJob,
-    settings: SceneSettings,
-    ffmpegPath: string,
-    signal: AbortSignal,
-  ): Promise<Scene> {
-    switch (job.model.mode) {
-      case 'text':
-        return new TextScene(settings);
-      case 'image':
-        return ImageScene.create(settings, job.images);
-      case 'reference':
-        return ReferenceScene.create(settings, {
-          images: job.images,
-          videos: job.videos,
-          ffmpegPath,
-          signal,
-        });
-    }
+    context.signal.throwIfAborted();
+    const { renderLocal } = await import('./local-render.js');
+    await renderLocal(job, context, this.#ffmpegPath ?? defaultFfmpegPath());
   }
 }

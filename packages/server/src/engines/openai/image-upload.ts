@@ -9,7 +9,6 @@
 import { readFile } from 'node:fs/promises';
 import type { FrameSize } from '../../domain/frame-size.js';
 import { TaskFailure } from '../../errors.js';
-import { fitImage, imageSize } from '../../media/fitted-image.js';
 import { IMAGE_EXTENSIONS, mediaType } from '../media-type.js';
 
 export interface ImageUpload {
@@ -35,6 +34,8 @@ export function imageType(bytes: Buffer, path: string): ImageType | undefined {
 
 /** The image at `path` as an upload of exactly `size`: as it is when it already is, else fitted into it. */
 export async function readImageUpload(path: string, size: FrameSize, label: string): Promise<ImageUpload> {
+  // Loaded with the first image: @napi-rs/canvas is about 20 MB of memory a process without images never needs.
+  const { fitImage, imageSize } = await import('../../media/fitted-image.js');
   const bytes = await readFile(path);
   const type = imageType(bytes, path);
   try {

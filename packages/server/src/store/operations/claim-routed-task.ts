@@ -1,10 +1,15 @@
 import type { Kysely } from 'kysely';
-import { chooseEngine } from '../../domain/engine-route.js';
+import { chooseEngine, type RoutingSnapshot } from '../../domain/engine-route.js';
 import type { ModelId } from '../../domain/models.js';
 import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimRouting } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
-import { type ClaimTaskOptions, claimInTransaction, takeCappedClaimLock } from './claim-task.js';
+import {
+  type ClaimTaskOptions,
+  claimInTransaction,
+  claimRoutedWithoutCallback,
+  takeCappedClaimLock,
+} from './claim-task.js';
 import { routingSnapshot, startTrial } from './routing-snapshot.js';
 
 /** Rolls back a claim whose circuit trial another claim took first. */
@@ -17,6 +22,12 @@ class TrialTaken extends Error {}
  *
  * Caps are counts of other claims, so on PostgreSQL claims with caps take the capped-claim advisory lock and
  * run one at a time (each sees the claims committed before it); SQLite runs one transaction at a time anyway.
+ *
+ * Without caps (no engine's `max_concurrency`, no per-account cap), nothing read before the claim has to hold
+ * until it commits: the circuits are read, then a task without a callback is claimed in one statement that
+ * also records its engine (on PostgreSQL two round trips and one commit where the transaction takes six).
+ * The transaction remains for a task with a callback (its `task.processing` delivery is written with the
+ * claim), for a circuit's trial, and for when that statement finds nothing.
  */
 export async function claimRoutedTask(
   db: Kysely<Database>,
@@ -25,19 +36,21 @@ export async function claimRoutedTask(
   now: number,
 ): Promise<TaskRecord | undefined> {
   const random = routing.random ?? Math.random;
-  const serialise =
-    options.skipLocked === true &&
-    (routing.maxConcurrency.size > 0 || (options.maxActivePerAccount ?? 0) > 0);
+  const capped = routing.maxConcurrency.size > 0 || (options.maxActivePerAccount ?? 0) > 0;
+  if (!capped) {
+    const chosen = chooseEngines(options, routing, await routingSnapshot(db, routing, now), random);
+    if (chosen.size === 0) return undefined;
+    if (![...chosen.values()].some((choice) => choice.trial)) {
+      const engines = new Map([...chosen].map(([model, choice]) => [model, choice.engine]));
+      const task = await claimRoutedWithoutCallback(db, options, engines, now);
+      if (task) return task;
+    }
+  }
+  const serialise = options.skipLocked === true && capped;
   try {
     return await db.transaction().execute(async (trx) => {
       if (serialise) await takeCappedClaimLock(trx);
-      const snapshot = await routingSnapshot(trx, routing, now);
-      const chosen = new Map<ModelId, { engine: string; trial: boolean }>();
-      for (const [model, route] of routing.routes) {
-        if (options.models && !options.models.includes(model)) continue;
-        const choice = chooseEngine(route, snapshot, random);
-        if (choice.kind === 'engine') chosen.set(model, choice);
-      }
+      const chosen = chooseEngines(options, routing, await routingSnapshot(trx, routing, now), random);
       if (chosen.size === 0) return undefined;
       const task = await claimInTransaction(trx, { ...options, models: [...chosen.keys()] }, now);
       if (!task) return undefined;
@@ -56,4 +69,20 @@ export async function claimRoutedTask(
     if (error instanceof TrialTaken) return undefined;
     throw error;
   }
+}
+
+/** The engine each claimable model would go to now; models with none (all open, or all full) are left out. */
+function chooseEngines(
+  options: ClaimTaskOptions,
+  routing: ClaimRouting,
+  snapshot: RoutingSnapshot,
+  random: () => number,
+): Map<ModelId, { engine: string; trial: boolean }> {
+  const chosen = new Map<ModelId, { engine: string; trial: boolean }>();
+  for (const [model, route] of routing.routes) {
+    if (options.models && !options.models.includes(model)) continue;
+    const choice = chooseEngine(route, snapshot, random);
+    if (choice.kind === 'engine') chosen.set(model, choice);
+  }
+  return chosen;
 }

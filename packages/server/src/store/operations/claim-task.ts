@@ -1,4 +1,5 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
+import type { ModelId } from '../../domain/models.js';
 import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
@@ -67,6 +68,24 @@ export async function claimTask(
 }
 
 /**
+ * The oldest claimable task without a callback_url, taken in one statement that also records the engine chosen
+ * for its model (`engines`: model → engine, for the models to claim among); undefined when the oldest has a
+ * callback or nothing is claimable. claim-routed-task.ts's path for claims without caps or circuit trials.
+ */
+export async function claimRoutedWithoutCallback(
+  db: Kysely<Database>,
+  options: ClaimTaskOptions,
+  engines: ReadonlyMap<ModelId, string>,
+  now: number,
+): Promise<TaskRecord | undefined> {
+  const row = await claimStatements(db, { ...options, models: [...engines.keys()] }, now, engines).claim(
+    db,
+    true,
+  );
+  return row ? toTaskRecord(row) : undefined;
+}
+
+/**
  * The claim of the oldest claimable task, for a transaction the caller holds (claim-routed-task.ts): it also
  * queues the task's first `task.processing` callback.
  */
@@ -79,7 +98,13 @@ export function claimInTransaction(
   return claimStatements(trx, options, now).claimWithCallback(trx);
 }
 
-function claimStatements(db: Kysely<Database>, options: ClaimTaskOptions, now: number) {
+function claimStatements(
+  db: Kysely<Database>,
+  options: ClaimTaskOptions,
+  now: number,
+  /** Model → the engine to record on the claimed task, when the claim chooses it (routed claims). */
+  engines?: ReadonlyMap<ModelId, string>,
+) {
   const { models } = options;
   const cap = options.maxActivePerAccount ?? 0;
 
@@ -142,6 +167,7 @@ function claimStatements(db: Kysely<Database>, options: ClaimTaskOptions, now: n
         lease_owner: options.workerId,
         lease_expires_at: now + options.leaseMs,
         updated_at: now,
+        ...(engines && { engine: engineOfModel(eb, engines) }),
       }))
       .where('id', '=', candidate)
       // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
@@ -159,4 +185,16 @@ function claimStatements(db: Kysely<Database>, options: ClaimTaskOptions, now: n
   };
 
   return { claim, claimWithCallback };
+}
+
+/** `CASE model WHEN … THEN engine … END`: the engine chosen for the claimed row's model. */
+function engineOfModel(
+  eb: ExpressionBuilder<Database, 'tasks'>,
+  engines: ReadonlyMap<ModelId, string>,
+): Expression<string | null> {
+  const [first, ...rest] = engines;
+  if (!first) return eb.val(null);
+  let cases = eb.case('model').when(first[0]).then(first[1]);
+  for (const [model, engine] of rest) cases = cases.when(model).then(engine);
+  return cases.else(null).end();
 }

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database-schema.js';
-import { WORKER_LOCK_CLASS } from '../pg-worker-lock.js';
+import { WORKER_LOCK_CLASS } from '../worker-lock-class.js';
 import { handedBack } from './handed-back.js';
 
 /**

@@ -10,6 +10,10 @@ import { nullableMillis } from '../task-row.js';
  * is gone, and the claim that takes the task again must find room for it.
  */
 export async function engineStats(db: Kysely<Database>, now: number): Promise<EngineStats> {
+  return { now, inFlight: await inFlightByEngine(db, now), circuits: await circuitRecords(db) };
+}
+
+async function inFlightByEngine(db: Kysely<Database>, now: number): Promise<Map<string, number>> {
   const inFlight = await db
     .selectFrom('tasks')
     .select(['engine', (eb) => eb.fn.countAll<number | string>().as('count')])
@@ -18,24 +22,24 @@ export async function engineStats(db: Kysely<Database>, now: number): Promise<En
     .where('engine', 'is not', null)
     .groupBy('engine')
     .execute();
+  return new Map(inFlight.map((row) => [row.engine ?? '', Number(row.count)]));
+}
+
+async function circuitRecords(db: Kysely<Database>): Promise<Map<string, CircuitRecord>> {
   const circuits = await db
     .selectFrom('engine_circuits')
     .select(['engine', 'failures', 'open_until', 'trial_until'])
     .execute();
-  return {
-    now,
-    inFlight: new Map(inFlight.map((row) => [row.engine ?? '', Number(row.count)])),
-    circuits: new Map(
-      circuits.map((row): [string, CircuitRecord] => [
-        row.engine,
-        {
-          failures: Number(row.failures),
-          openUntil: nullableMillis(row.open_until),
-          trialUntil: nullableMillis(row.trial_until),
-        },
-      ]),
-    ),
-  };
+  return new Map(
+    circuits.map((row): [string, CircuitRecord] => [
+      row.engine,
+      {
+        failures: Number(row.failures),
+        openUntil: nullableMillis(row.open_until),
+        trialUntil: nullableMillis(row.trial_until),
+      },
+    ]),
+  );
 }
 
 export async function routingSnapshot(
@@ -43,11 +47,12 @@ export async function routingSnapshot(
   routing: { readonly maxConcurrency: ReadonlyMap<string, number>; readonly circuit: CircuitPolicy },
   now: number,
 ): Promise<RoutingSnapshot> {
-  const stats = await engineStats(db, now);
+  // Tasks in flight matter only to engines with a cap: without any, that count is not read.
+  const inFlight = routing.maxConcurrency.size > 0 ? await inFlightByEngine(db, now) : new Map();
   return {
     now,
-    inFlight: stats.inFlight,
-    circuits: stats.circuits,
+    inFlight,
+    circuits: await circuitRecords(db),
     maxConcurrency: routing.maxConcurrency,
     circuit: routing.circuit,
   };

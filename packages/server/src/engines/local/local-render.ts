@@ -1,0 +1,126 @@
+/**
+ * The local engine's render (local-engine.ts): draws each frame of the job's scene with @napi-rs/canvas and
+ * pipes it into ffmpeg. A module of its own, imported at the first render, because canvas and the scenes are
+ * about 20 MB of memory that a process which never renders locally (an API process, a worker of hosted
+ * engines, an idle server) does not need.
+ */
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TaskFailure } from '../../errors.js';
+import { probe } from '../../media/probe.js';
+import type { LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
+import { abortReason, untilAborted } from '../until-aborted.js';
+import { FrameEncoder } from './frame-encoder.js';
+import { ImageScene } from './image-scene.js';
+import { ReferenceScene } from './reference-scene.js';
+import { type Scene, type SceneSettings, sceneFrame } from './scene.js';
+import { assetLabel } from './still-image.js';
+import { TextScene } from './text-scene.js';
+
+const PROGRESS_INTERVAL_MS = 250;
+async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<void> {
+  let hasAudio: boolean;
+  try {
+    hasAudio = (await probe(asset.path, signal)).streams.some((s) => s.type === 'audio');
+  } catch (error) {
+    if (signal.aborted) throw error;
+    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file is not readable audio.`, {
+      cause: error,
+    });
+  }
+  if (!hasAudio)
+    throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file has no audio stream.`);
+}
+
+export async function renderLocal(job: RenderJob, context: RenderContext, ffmpegPath: string): Promise<void> {
+  const { signal } = context;
+  signal.throwIfAborted();
+  const settings: SceneSettings = {
+    frame: sceneFrame(job.frame, job.model.fast),
+    fps: job.fps,
+    frameCount: Math.round(job.params.duration * job.fps),
+    fast: job.model.fast,
+    seed: job.params.seed,
+    prompt: job.params.prompt,
+  };
+  let scene: Scene | undefined;
+  let encoder: FrameEncoder | undefined;
+  const stop = (): Promise<unknown> => {
+    encoder?.kill();
+    return Promise.all([encoder?.exited, scene?.close()]);
+  };
+  const onAbort = (): void => void stop();
+  signal.addEventListener('abort', onAbort, { once: true });
+
+  const run = async (): Promise<void> => {
+    // This engine is its own upstream: the job is taken as soon as rendering begins.
+    context.onAccepted?.();
+    await mkdir(job.workDir, { recursive: true });
+    await mkdir(dirname(job.outputPath), { recursive: true });
+    const soundtrack = job.audios[0];
+    if (soundtrack) await checkSoundtrack(soundtrack, signal);
+    scene = await createScene(job, settings, ffmpegPath, signal);
+    // The abort listener may already have run while the scene was loading.
+    if (signal.aborted) {
+      await stop();
+      return;
+    }
+    encoder = new FrameEncoder({
+      ffmpegPath,
+      outputPath: job.outputPath,
+      input: settings.frame,
+      output: job.frame,
+      fps: settings.fps,
+      frameCount: settings.frameCount,
+      preset: job.model.fast ? 'ultrafast' : 'veryfast',
+      audioPath: soundtrack?.path,
+    });
+    let reportedAt = performance.now();
+    for (let index = 0; index < settings.frameCount; index++) {
+      if (signal.aborted) return;
+      await encoder.write(await scene.render(index));
+      const now = performance.now();
+      if (now - reportedAt >= PROGRESS_INTERVAL_MS) {
+        reportedAt = now;
+        context.onProgress((index + 1) / settings.frameCount);
+      }
+    }
+    await encoder.finish();
+  };
+
+  try {
+    await untilAborted(run(), signal);
+  } catch (error) {
+    await stop();
+    await rm(job.outputPath, { force: true });
+    if (signal.aborted) throw abortReason(signal);
+    if (error instanceof TaskFailure) throw error;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new TaskFailure('generation_failed', `The local engine failed: ${reason}`, { cause: error });
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+    await scene?.close();
+  }
+  context.onProgress(1);
+}
+
+async function createScene(
+  job: RenderJob,
+  settings: SceneSettings,
+  ffmpegPath: string,
+  signal: AbortSignal,
+): Promise<Scene> {
+  switch (job.model.mode) {
+    case 'text':
+      return new TextScene(settings);
+    case 'image':
+      return ImageScene.create(settings, job.images);
+    case 'reference':
+      return ReferenceScene.create(settings, {
+        images: job.images,
+        videos: job.videos,
+        ffmpegPath,
+        signal,
+      });
+  }
+}
