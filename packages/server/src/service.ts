@@ -50,7 +50,7 @@ export interface Service {
 export interface ServiceOptions {
   /** The store's clock (epoch ms), for tests; `Date.now` when absent. */
   readonly now?: () => number;
-  /** Every model to this engine instead of those of the engines file (bench/queues.ts: an instant engine). */
+  /** Every model to this engine instead of those of the engines file (bench/queue-comparison/queues.ts: an instant engine). */
   readonly engine?: Engine;
 }
 

@@ -26,11 +26,11 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphileWorker } f
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
-import { createApiKey } from '../src/api-keys.js';
-import { loadConfig } from '../src/config.js';
-import type { Engine, RenderJob } from '../src/ports/engine.js';
-import { type Service, startService } from '../src/service.js';
-import { MIGRATION_LOCK_KEY } from '../src/store/pg-database.js';
+import { createApiKey } from 'videogen/dist/src/api-keys.js';
+import { loadConfig } from 'videogen/dist/src/config.js';
+import type { Engine, RenderJob } from 'videogen/dist/src/ports/engine.js';
+import { type Service, startService } from 'videogen/dist/src/service.js';
+import { MIGRATION_LOCK_KEY } from 'videogen/dist/src/store/pg-database.js';
 
 const CONCURRENCY = 4;
 const LATENCY_JOBS = Number(process.env.LATENCY_JOBS ?? 200);

@@ -1,5 +1,5 @@
 /**
- * The queue benchmark (bench/queues.ts, the last part of `npm run bench`) ends by itself once it has printed
+ * The queue benchmark (bench/queue-comparison/queues.ts, part of `npm run bench`; run by `npm run test:queues`, which installs the competitors first) ends by itself once it has printed
  * its table: every Redis client, BullMQ queue and worker, graphile-worker runner and store it opened is closed.
  * It runs here with a handful of jobs; it needs Redis (VIDEOGEN_BENCH_REDIS_URL, default 127.0.0.1:6379), and
  * is skipped without it unless CI=true.
@@ -10,9 +10,9 @@ import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { TEST_DATABASE_URL } from './helpers/postgres.js';
+import { TEST_DATABASE_URL } from 'videogen/dist/test/helpers/postgres.js';
 
-const BENCH_PATH = fileURLToPath(new URL('../bench/queues.js', import.meta.url));
+const BENCH_PATH = fileURLToPath(new URL('./queues.js', import.meta.url));
 const REDIS_URL = process.env.VIDEOGEN_BENCH_REDIS_URL || 'redis://127.0.0.1:6379';
 
 async function redisProblem(): Promise<string | undefined> {
