@@ -25,12 +25,12 @@ import { EngineRouter } from '../src/engines/engine-router.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { Engine, RenderJob } from '../src/ports/engine.js';
 import type { Store } from '../src/ports/store.js';
-import { ResultLinks } from '../src/result-links.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
-import { TaskService } from '../src/task-service.js';
+import { ResultLinks } from '../src/tasks/result-links.js';
+import { TaskService } from '../src/tasks/task-service.js';
 
 const CONCURRENCY = 4;
 const LATENCY_JOBS = Number(process.env.LATENCY_JOBS ?? 200);

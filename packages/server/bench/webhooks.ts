@@ -29,8 +29,8 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskScope } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { DeliveryClaim, DeliveryClaimOptions, DeliveryOutcome } from '../src/ports/store.js';
-import { ResultLinks, resultKey } from '../src/result-links.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { ResultLinks, resultKey } from '../src/tasks/result-links.js';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
 
 const LATENCY_TASKS = Number(process.env.BENCH_WEBHOOK_TASKS ?? 200);

@@ -11,12 +11,12 @@ import type { Engine } from './ports/engine.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
-import { presignedResultUrl, type ResultLinks, type ResultUrl } from './result-links.js';
 import { FileStorage } from './storage/file-storage.js';
 import { MAX_PRESIGN_SECONDS, openS3Storage, S3Storage } from './storage/s3-storage.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
 import { PgStore } from './store/pg-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
+import { presignedResultUrl, type ResultLinks, type ResultUrl } from './tasks/result-links.js';
 
 export interface StoreOptions {
   /** `VIDEOGEN_DATABASE_SCHEMA`: PostgreSQL only. */

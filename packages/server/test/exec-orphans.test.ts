@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { TaskFailure } from '../src/domain/errors.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import {
   groupRunning,
@@ -22,7 +23,6 @@ import {
   RELEASE_LINE,
   signalGroup,
 } from '../src/engines/exec/process-group.js';
-import { TaskFailure } from '../src/errors.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { Api } from './helpers/api.js';
 import { jobMaker, renderContext } from './helpers/render-jobs.js';

@@ -9,6 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import { getModel } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
@@ -16,7 +17,6 @@ import { ANY_INPUT, unsupportedInput } from '../src/engines/engine-capabilities.
 import { type EngineOptions, EnginesFileError, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { FalEngine } from '../src/engines/fal/fal-engine.js';
 import type { FalOptions } from '../src/engines/fal/fal-options.js';
-import { TaskFailure } from '../src/errors.js';
 import { FakeFalServer, SEEDANCE_FAST_T2V, SEEDANCE_I2V, SEEDANCE_T2V } from './fakes/fal-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { type GridAssets, writeGridAssets } from './helpers/engine-grid.js';

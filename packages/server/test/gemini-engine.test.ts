@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel, type ModelId } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
@@ -22,7 +23,6 @@ import { GeminiEngine } from '../src/engines/gemini/gemini-engine.js';
 import type { GeminiOptions } from '../src/engines/gemini/gemini-options.js';
 import { veoModel } from '../src/engines/gemini/veo-models.js';
 import { veoShape } from '../src/engines/gemini/veo-shape.js';
-import { TaskFailure } from '../src/errors.js';
 import {
   type FakeGeminiOptions,
   FakeGeminiServer,

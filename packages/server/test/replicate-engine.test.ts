@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
@@ -25,7 +26,6 @@ import {
   parsePrediction,
   predictionState,
 } from '../src/engines/replicate/replicate-prediction.js';
-import { TaskFailure } from '../src/errors.js';
 import type { RenderJob } from '../src/ports/engine.js';
 import {
   FakeReplicate,

@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
@@ -19,7 +20,6 @@ import { loadEnginesFile, parseEnginesConfig } from '../src/engines/engines-file
 import { routedInputCheck } from '../src/engines/routed-inputs.js';
 import { RunwayEngine } from '../src/engines/runway/runway-engine.js';
 import type { RunwayOptions } from '../src/engines/runway/runway-options.js';
-import { TaskFailure } from '../src/errors.js';
 import { FakeRunwayServer } from './fakes/runway-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import type { PublicTask } from '../src/domain/task.js';
-import { resultKey } from '../src/result-links.js';
+import { resultKey } from '../src/tasks/result-links.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';

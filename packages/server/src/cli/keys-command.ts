@@ -1,10 +1,10 @@
 /** `videogen keys create|list|limits|revoke`: key management against the configured store. */
 import { parseArgs } from 'node:util';
-import { createApiKey } from '../api-keys.js';
+import { createApiKey } from '../accounts/api-keys.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
 import { NO_LIMITS } from '../domain/usage.js';
 import type { ApiKeyRecord } from '../ports/store.js';
-import { fromPublicLimits, setApiKeyLimits, toPublicLimits } from '../usage-limits.js';
+import { fromPublicLimits, setApiKeyLimits, toPublicLimits } from '../usage/usage-limits.js';
 import { asUsageError, describeLimits, LIMIT_OPTIONS, limitChanges } from './limit-options.js';
 import { printTable } from './print-table.js';
 import { withStore } from './store-session.js';

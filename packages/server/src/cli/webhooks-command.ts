@@ -1,6 +1,6 @@
 /** `videogen webhooks secret|rotate-secret|deliveries`: callback signing secrets and the delivery log. */
 import { parseArgs } from 'node:util';
-import { defaultAccountId } from '../api-keys.js';
+import { defaultAccountId } from '../accounts/api-keys.js';
 import { toPublicDelivery } from '../domain/delivery.js';
 import type { Store } from '../ports/store.js';
 import { WEBHOOK_SECRET_OVERLAP_MS } from '../webhooks/webhook-signature.js';

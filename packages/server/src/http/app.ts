@@ -13,17 +13,17 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
 import type { HttpTimeouts } from '../config.js';
-import type { DashboardSessions } from '../dashboard-sessions.js';
-import { ApiError } from '../errors.js';
-import type { FileService } from '../file-service.js';
+import { ApiError } from '../domain/errors.js';
+import type { FileService } from '../files/file-service.js';
 import type { Metrics } from '../metrics.js';
-import type { ModelList } from '../model-list.js';
+import type { ModelList } from '../models/model-list.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
-import type { ResultLinks } from '../result-links.js';
-import type { TaskService } from '../task-service.js';
-import type { UsageService } from '../usage-service.js';
+import type { ResultLinks } from '../tasks/result-links.js';
+import type { TaskService } from '../tasks/task-service.js';
+import type { UsageService } from '../usage/usage-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
 import { registerBodyParsers } from './body-parsers.js';
 import {

@@ -5,7 +5,7 @@
  */
 
 import type { WorkerLock } from '../ports/store.js';
-import { settlesWithin } from '../settles-within.js';
+import { settlesWithin } from '../process/settles-within.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
 import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
 

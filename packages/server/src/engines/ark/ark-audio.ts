@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 import type { LocalAsset } from '../../ports/engine.js';

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset } from '../../ports/engine.js';
 import { mediaType } from '../media-type.js';
 

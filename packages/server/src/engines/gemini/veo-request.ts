@@ -14,7 +14,7 @@
  * default) and `enhancePrompt`.
  */
 import { createCanvas, loadImage } from '@napi-rs/canvas';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
 import type { VeoModel } from './veo-models.js';

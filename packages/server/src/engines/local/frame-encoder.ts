@@ -3,8 +3,8 @@
  * moov first, optional AAC soundtrack looped or trimmed to the video, loudness-normalised and faded out at the end.
  */
 import type { Writable } from 'node:stream';
+import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 
 export type EncoderPreset = 'ultrafast' | 'veryfast';

@@ -4,7 +4,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 import { probe } from '../../media/probe.js';

@@ -6,7 +6,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { megabytes } from '../../assets/megabytes.js';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { unsupportedInput } from '../engine-capabilities.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';

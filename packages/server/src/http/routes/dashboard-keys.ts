@@ -1,12 +1,17 @@
 /** The dashboard's key management: list, create (shown once), revoke and rotate with a grace period. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { activeApiKeys, createApiKey, rotateApiKey, toPublicApiKey } from '../../api-keys.js';
+import { activeApiKeys, createApiKey, rotateApiKey, toPublicApiKey } from '../../accounts/api-keys.js';
+import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
-import { ApiError } from '../../errors.js';
 import type { Store } from '../../ports/store.js';
-import { fromPublicLimits, type PublicLimits, setApiKeyLimits, toPublicLimits } from '../../usage-limits.js';
+import {
+  fromPublicLimits,
+  type PublicLimits,
+  setApiKeyLimits,
+  toPublicLimits,
+} from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';

@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../domain/errors.js';
 import { errorHandler, notFoundHandler, sendError } from '../error-handler.js';
 
 const DASHBOARD_DIR = fileURLToPath(new URL('../../../../dashboard/', import.meta.url));

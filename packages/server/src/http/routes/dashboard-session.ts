@@ -1,9 +1,9 @@
 /** Dashboard sign-in and the session: sign in, sign out, who is signed in, which environment they look at. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
-import type { DashboardSessions } from '../../dashboard-sessions.js';
+import type { DashboardSessions } from '../../accounts/dashboard-sessions.js';
+import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
-import { ApiError } from '../../errors.js';
 import type { DashboardSession, Store } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';

@@ -7,8 +7,13 @@ import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } f
 import { unixSeconds } from '../../domain/unix-seconds.js';
 import { nextMonthStart } from '../../domain/usage.js';
 import type { Store } from '../../ports/store.js';
-import { accountLimits, type PublicLimits, setAccountLimits, toPublicLimits } from '../../usage-limits.js';
-import type { UsageService } from '../../usage-service.js';
+import {
+  accountLimits,
+  type PublicLimits,
+  setAccountLimits,
+  toPublicLimits,
+} from '../../usage/usage-limits.js';
+import type { UsageService } from '../../usage/usage-service.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';

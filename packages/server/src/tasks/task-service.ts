@@ -3,19 +3,19 @@
  * scope.
  * It knows the domain rules and the ports, not HTTP and not SQL.
  */
-import { storeInlineAssets } from './assets/stored-assets.js';
-import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/delivery.js';
-import { type GenerationParams, parseGenerationRequest } from './domain/generation-request.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from './domain/idempotency-key.js';
-import { newTaskId } from './domain/identifiers.js';
-import { costMicros, type Prices } from './domain/prices.js';
-import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
-import { encodeCursor, type TaskListQuery } from './domain/task-list-query.js';
-import { BudgetExceeded, budgetMessage } from './domain/usage.js';
-import type { InputCheck } from './engines/routed-inputs.js';
-import { ApiError } from './errors.js';
-import type { Storage } from './ports/storage.js';
-import type { NewTask, Store } from './ports/store.js';
+import { storeInlineAssets } from '../assets/stored-assets.js';
+import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/delivery.js';
+import { ApiError } from '../domain/errors.js';
+import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
+import { newTaskId } from '../domain/identifiers.js';
+import { costMicros, type Prices } from '../domain/prices.js';
+import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
+import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
+import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
+import type { InputCheck } from '../engines/routed-inputs.js';
+import type { Storage } from '../ports/storage.js';
+import type { NewTask, Store } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
 import { deleteTaskFiles } from './task-files.js';

@@ -4,7 +4,7 @@
  * read; or, with object storage, a URL presigned by the storage, which clients fetch from the bucket directly.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Storage } from './ports/storage.js';
+import type { Storage } from '../ports/storage.js';
 
 /** The link to a completed task's video, as `results[0]` carries it. */
 export type ResultUrl = (taskId: string) => Promise<string>;

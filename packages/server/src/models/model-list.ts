@@ -4,9 +4,10 @@
  * the durations, qualities and aspect ratios (every engine's result is conformed to these), and whether it can
  * run now: some engine of its route with a circuit that is not open, and some live worker serving it.
  */
-import { circuitState, routeEngines } from './domain/engine-route.js';
-import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from './domain/frame-size.js';
-import { MAX_DURATION, MIN_DURATION } from './domain/generation-request.js';
+import { circuitState, routeEngines } from '../domain/engine-route.js';
+import { ApiError } from '../domain/errors.js';
+import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from '../domain/frame-size.js';
+import { MAX_DURATION, MIN_DURATION } from '../domain/generation-request.js';
 import {
   type AssetField,
   type AssetLimits,
@@ -15,12 +16,11 @@ import {
   MODELS,
   type ModelDefinition,
   type ModelId,
-} from './domain/models.js';
-import { ANY_INPUT, type EngineCapabilities } from './engines/engine-capabilities.js';
-import type { EnginesConfig } from './engines/engines-file.js';
-import { routeCapabilities } from './engines/routed-inputs.js';
-import { ApiError } from './errors.js';
-import type { Store } from './ports/store.js';
+} from '../domain/models.js';
+import { ANY_INPUT, type EngineCapabilities } from '../engines/engine-capabilities.js';
+import type { EnginesConfig } from '../engines/engines-file.js';
+import { routeCapabilities } from '../engines/routed-inputs.js';
+import type { Store } from '../ports/store.js';
 
 /** When the catalogue of videogen 2.0 was published (decisions.md): the `created` of every model. */
 const CATALOGUE_CREATED = 1_767_225_600;

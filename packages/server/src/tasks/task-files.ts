@@ -3,9 +3,9 @@
  * (`assets/<task id>/…`). Uploaded files (`uploads/…`) a request refers to are the account's, shared by every
  * task that uses them, and stay.
  */
-import { storedAssetKey } from './assets/stored-assets.js';
-import type { TaskRecord } from './domain/task.js';
-import type { Storage } from './ports/storage.js';
+import { storedAssetKey } from '../assets/stored-assets.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { Storage } from '../ports/storage.js';
 import { resultKey } from './result-links.js';
 
 export function taskFileKeys(task: Pick<TaskRecord, 'id' | 'params'>): string[] {

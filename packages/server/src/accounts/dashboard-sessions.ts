@@ -3,10 +3,10 @@
  * process counts the same failures), and keeps sessions whose token only the browser's cookie holds.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { ApiError } from '../domain/errors.js';
+import type { Environment } from '../domain/task.js';
+import type { DashboardSession, Store } from '../ports/store.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from './accounts.js';
-import type { Environment } from './domain/task.js';
-import { ApiError } from './errors.js';
-import type { DashboardSession, Store } from './ports/store.js';
 
 export interface SignInLimits {
   /** Failed sign-ins allowed per email within `windowMs`; the next attempt is refused, even with the right password. */

@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { inspectAsset } from './assets/inspect-asset.js';
-import { megabytes } from './assets/megabytes.js';
-import { STORED_ASSET_SCHEME } from './assets/stored-assets.js';
-import { uploadContentType } from './assets/upload-content-type.js';
-import type { GenerationParams } from './domain/generation-request.js';
-import type { AssetField } from './domain/models.js';
-import type { TaskScope } from './domain/task.js';
+import { inspectAsset } from '../assets/inspect-asset.js';
+import { megabytes } from '../assets/megabytes.js';
+import { STORED_ASSET_SCHEME } from '../assets/stored-assets.js';
+import { uploadContentType } from '../assets/upload-content-type.js';
+import { ApiError } from '../domain/errors.js';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { AssetField } from '../domain/models.js';
+import type { TaskScope } from '../domain/task.js';
 import {
   fileContentPath,
   isFileId,
@@ -24,10 +25,9 @@ import {
   toPublicFile,
   type UploadKind,
   uploadKey,
-} from './domain/uploaded-file.js';
-import { ApiError } from './errors.js';
-import type { Storage } from './ports/storage.js';
-import type { Store } from './ports/store.js';
+} from '../domain/uploaded-file.js';
+import type { Storage } from '../ports/storage.js';
+import type { Store } from '../ports/store.js';
 
 const KIND_FIELDS: readonly (readonly [UploadKind, AssetField])[] = [
   ['image', 'image_urls'],

@@ -1,9 +1,9 @@
 /** The usage use cases: the account's usage report, and this month's use against its limits. */
-import type { Prices } from './domain/prices.js';
-import type { TaskScope } from './domain/task.js';
-import { monthStart, nextMonthStart } from './domain/usage.js';
-import { parseUsageQuery, type UsageReport, usageReport } from './domain/usage-report.js';
-import type { Store } from './ports/store.js';
+import type { Prices } from '../domain/prices.js';
+import type { TaskScope } from '../domain/task.js';
+import { monthStart, nextMonthStart } from '../domain/usage.js';
+import { parseUsageQuery, type UsageReport, usageReport } from '../domain/usage-report.js';
+import type { Store } from '../ports/store.js';
 
 export class UsageService {
   readonly #store: Store;

@@ -1,10 +1,10 @@
 /** API key management for the CLI and the dashboard: keys are shown once and stored as hashes. */
-import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from './domain/identifiers.js';
-import type { Environment } from './domain/task.js';
-import { unixSeconds } from './domain/unix-seconds.js';
-import type { UsageLimits } from './domain/usage.js';
-import type { ApiKeyRecord, Store } from './ports/store.js';
-import { toPublicLimits } from './usage-limits.js';
+import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from '../domain/identifiers.js';
+import type { Environment } from '../domain/task.js';
+import { unixSeconds } from '../domain/unix-seconds.js';
+import type { UsageLimits } from '../domain/usage.js';
+import type { ApiKeyRecord, Store } from '../ports/store.js';
+import { toPublicLimits } from '../usage/usage-limits.js';
 
 /** A key as the dashboard lists it: never the key itself, times in Unix seconds. */
 export interface PublicApiKey {

@@ -3,7 +3,7 @@
  * `videogen accounts create`; the dashboard itself never creates accounts.
  */
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import type { Store } from './ports/store.js';
+import type { Store } from '../ports/store.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
 /** argon2 hashes what it is given; a megabyte "password" would only cost us time. */

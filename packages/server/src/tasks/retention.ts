@@ -5,9 +5,9 @@
  * is harmless.
  */
 import type { Logger } from 'pino';
-import { uploadKey } from './domain/uploaded-file.js';
-import type { Storage } from './ports/storage.js';
-import type { Store } from './ports/store.js';
+import { uploadKey } from '../domain/uploaded-file.js';
+import type { Storage } from '../ports/storage.js';
+import type { Store } from '../ports/store.js';
 import { deleteTaskFiles } from './task-files.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;

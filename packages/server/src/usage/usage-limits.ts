@@ -2,9 +2,9 @@
  * Monthly limits of accounts and API keys, for the CLI and the dashboard: read and set in public units (video
  * seconds, and amounts of the prices' currency), kept in the store in micro-units.
  */
-import { fromMicros, toMicros } from './domain/prices.js';
-import type { UsageLimits } from './domain/usage.js';
-import type { ApiKeyRecord, Store } from './ports/store.js';
+import { fromMicros, toMicros } from '../domain/prices.js';
+import type { UsageLimits } from '../domain/usage.js';
+import type { ApiKeyRecord, Store } from '../ports/store.js';
 
 /** Limits as the dashboard and the CLI show and take them; null is no limit. */
 export interface PublicLimits {
