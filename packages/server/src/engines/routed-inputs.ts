@@ -3,16 +3,17 @@
  * file this process loaded): a request that any engine of the route cannot honour is refused with
  * `input_not_supported`.
  */
-import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
-import type { GenerationParams } from '../domain/generation-request.js';
-import type { ModelDefinition } from '../domain/models.js';
-import { capabilitiesOf } from './capabilities-by-type.js';
+
 import {
   ANY_INPUT,
   type EngineCapabilities,
   type UnsupportedInput,
   unsupportedInput,
-} from './engine-capabilities.js';
+} from '../domain/engine-capabilities.js';
+import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { ModelDefinition } from '../domain/models.js';
+import { capabilitiesOf } from './capabilities-by-type.js';
 import type { EnginesConfig } from './engines-file.js';
 
 export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;

@@ -4,6 +4,8 @@
  * the durations, qualities and aspect ratios (every engine's result is conformed to these), and whether it can
  * run now: some engine of its route with a circuit that is not open, and some live worker serving it.
  */
+
+import { ANY_INPUT, type EngineCapabilities } from '../domain/engine-capabilities.js';
 import { circuitState, routeEngines } from '../domain/engine-route.js';
 import { ApiError } from '../domain/errors.js';
 import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from '../domain/frame-size.js';
@@ -17,7 +19,6 @@ import {
   type ModelDefinition,
   type ModelId,
 } from '../domain/models.js';
-import { ANY_INPUT, type EngineCapabilities } from '../engines/engine-capabilities.js';
 import type { EnginesConfig } from '../engines/engines-file.js';
 import { routeCapabilities } from '../engines/routed-inputs.js';
 import type { Store } from '../ports/store.js';

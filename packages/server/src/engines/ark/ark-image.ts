@@ -8,8 +8,8 @@
 import { readFile } from 'node:fs/promises';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { TaskFailure } from '../../domain/errors.js';
+import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { mediaType } from '../media-type.js';
 
 const MIN_SIDE = 300;
 const MAX_SIDE = 6000;

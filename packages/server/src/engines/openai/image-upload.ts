@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
 import { fitImage, imageSize } from '../../media/fitted-image.js';
-import { IMAGE_EXTENSIONS, mediaType } from '../media-type.js';
+import { IMAGE_EXTENSIONS, mediaType } from '../../media/media-type.js';
 
 export interface ImageUpload {
   readonly bytes: Buffer;

@@ -4,8 +4,8 @@
  * server is asked), so API processes that build no engines can check too. Engines that say nothing take
  * everything the interface allows.
  */
-import type { GenerationParams } from '../domain/generation-request.js';
-import type { ModelDefinition } from '../domain/models.js';
+import type { GenerationParams } from './generation-request.js';
+import type { ModelDefinition } from './models.js';
 
 export interface EngineCapabilities {
   /** Image mode's one image. */
