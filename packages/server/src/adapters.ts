@@ -12,7 +12,7 @@ import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
 import { FileStorage } from './storage/file-storage.js';
-import { MAX_PRESIGN_SECONDS, openS3Storage, S3Storage } from './storage/s3-storage.js';
+import { MAX_PRESIGN_SECONDS, openS3Storage } from './storage/s3-storage.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
 import { PgStore } from './store/pg-store.js';
 import { SqliteStore } from './store/sqlite-store.js';
@@ -56,7 +56,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
 
 /** Fails at start, not at the first request, when the storage is unreachable or misconfigured. */
 export async function checkStorage(storage: Storage): Promise<void> {
-  if (!(storage instanceof S3Storage)) return;
+  if (!storage.checkBucket) return;
   try {
     await storage.checkBucket();
   } catch (error) {
@@ -67,7 +67,7 @@ export async function checkStorage(storage: Storage): Promise<void> {
 /** PostgreSQL LISTEN/NOTIFY across processes; in-process for SQLite, whose claimers share one process. */
 export function openWorkSignal(store: Store, options: Pick<StoreOptions, 'onError'> = {}): WorkSignal {
   const onError = options.onError ? { onError: options.onError } : {};
-  return store instanceof PgStore ? store.createWorkSignal(onError) : new LocalWorkSignal(onError);
+  return store.createWorkSignal?.(onError) ?? new LocalWorkSignal(onError);
 }
 
 export function openStorage(storageUrl: string): Storage {

@@ -18,6 +18,7 @@ import type { TaskListQuery } from '../domain/task-list-query.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
 import type { UsageGrouping, UsageLimits } from '../domain/usage.js';
 import type { UsageSum } from '../domain/usage-report.js';
+import type { WorkSignal } from './work-signal.js';
 
 export interface Account {
   readonly id: string;
@@ -474,4 +475,11 @@ export interface Store
     ClaimStore,
     RoutingStore,
     WorkerStore,
-    DeliveryStore {}
+    DeliveryStore {
+  /**
+   * A capability of stores shared by several processes (PostgreSQL): a work signal between them, through the
+   * store's own connection and channels. Absent, the store's claimers share one process (SQLite) and an
+   * in-process signal serves.
+   */
+  createWorkSignal?(options: { readonly onError?: (error: unknown) => void }): WorkSignal;
+}
