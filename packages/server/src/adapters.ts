@@ -5,9 +5,9 @@
 import { fileURLToPath } from 'node:url';
 import { type Config, ConfigError } from './config.js';
 import { createEngines, routeEngines } from './engines/create-engines.js';
-import type { EngineRouter } from './engines/engine-router.js';
 import { defaultEnginesConfig, type EnginesConfig, loadEnginesFile } from './engines/engines-file.js';
 import type { Engine } from './ports/engine.js';
+import type { EngineRouter } from './ports/engine-router.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';

@@ -15,9 +15,9 @@ import type { Logger } from 'pino';
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { TaskFailure } from '../domain/errors.js';
 import type { TaskRecord } from '../domain/task.js';
-import type { EngineRouter } from '../engines/engine-router.js';
 import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
+import type { EngineRouter } from '../ports/engine-router.js';
 import type { Claim, Store } from '../ports/store.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
