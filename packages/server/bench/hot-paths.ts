@@ -30,11 +30,11 @@ import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/config.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
+import { resultKey } from '../src/domain/storage-keys.js';
 import { startService } from '../src/service.js';
 import type { Database } from '../src/store/database-schema.js';
 import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
 import { toTaskRow } from '../src/store/task-row.js';
-import { resultKey } from '../src/tasks/result-links.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const pendingDepth = Number(process.env.BENCH_PENDING ?? 20_000);

@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { TaskFailure } from '../src/domain/errors.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
+import { resultKey } from '../src/domain/storage-keys.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { EngineRouter } from '../src/engines/engine-router.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
@@ -19,7 +20,6 @@ import { RunStopped } from '../src/runner/run-task.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
-import { resultKey } from '../src/tasks/result-links.js';
 import { until } from './helpers/until.js';
 
 let dir: string;

@@ -16,6 +16,7 @@ import { uploadContentType } from '../assets/upload-content-type.js';
 import { ApiError } from '../domain/errors.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
+import { uploadKey } from '../domain/storage-keys.js';
 import type { TaskScope } from '../domain/task.js';
 import {
   fileContentPath,
@@ -24,7 +25,6 @@ import {
   type PublicFile,
   toPublicFile,
   type UploadKind,
-  uploadKey,
 } from '../domain/uploaded-file.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';

@@ -11,13 +11,13 @@ import { downloadAssets } from '../assets/download-assets.js';
 import { TaskFailure } from '../domain/errors.js';
 import { frameSize, resolveAspectRatio } from '../domain/frame-size.js';
 import { getModel } from '../domain/models.js';
+import { resultKey } from '../domain/storage-keys.js';
 import type { TaskError, TaskRecord } from '../domain/task.js';
 import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, Store } from '../ports/store.js';
-import { resultKey } from '../tasks/result-links.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 

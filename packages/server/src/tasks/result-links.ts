@@ -4,6 +4,7 @@
  * read; or, with object storage, a URL presigned by the storage, which clients fetch from the bucket directly.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { resultKey } from '../domain/storage-keys.js';
 import type { Storage } from '../ports/storage.js';
 
 /** The link to a completed task's video, as `results[0]` carries it. */
@@ -17,10 +18,6 @@ const SIGNED_LINKS_KEPT = 10_000;
 export interface VerifiedLink {
   readonly taskId: string;
   readonly key: string;
-}
-
-export function resultKey(taskId: string): string {
-  return `results/${taskId}.mp4`;
 }
 
 export class ResultLinks {

@@ -5,7 +5,7 @@
  * is harmless.
  */
 import type { Logger } from 'pino';
-import { uploadKey } from '../domain/uploaded-file.js';
+import { uploadKey } from '../domain/storage-keys.js';
 import type { Storage } from '../ports/storage.js';
 import type { Store } from '../ports/store.js';
 import { deleteTaskFiles } from './task-files.js';
