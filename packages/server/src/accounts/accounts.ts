@@ -3,7 +3,7 @@
  * `videogen accounts create`; the dashboard itself never creates accounts.
  */
 import { Algorithm, hash, verify } from '@node-rs/argon2';
-import type { Store } from '../ports/store.js';
+import type { AccountStore } from '../ports/store.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
 /** argon2 hashes what it is given; a megabyte "password" would only cost us time. */
@@ -44,7 +44,7 @@ export function verifyPassword(passwordHash: string, password: string): Promise<
  * keys only, such as the first account `serve` makes) its owner.
  */
 export async function createOwnerAccount(
-  store: Store,
+  store: Pick<AccountStore, 'setAccountOwner' | 'createOwnedAccount'>,
   owner: { email: string; password: string; accountId?: string },
 ): Promise<{ accountId: string; email: string }> {
   const email = normaliseEmail(owner.email);
@@ -69,7 +69,7 @@ export async function createOwnerAccount(
  * the account ends, and a sign-in lockout for the email is lifted.
  */
 export async function resetOwnerPassword(
-  store: Store,
+  store: Pick<AccountStore, 'setOwnerPassword'>,
   owner: { email: string; password: string },
 ): Promise<void> {
   const email = normaliseEmail(owner.email);

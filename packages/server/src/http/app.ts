@@ -20,7 +20,7 @@ import type { FileService } from '../files/file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelList } from '../models/model-list.js';
 import type { Storage } from '../ports/storage.js';
-import type { Store } from '../ports/store.js';
+import type { AccountStore, ApiKeyStore, DeliveryStore, StoreLifecycle, UsageStore } from '../ports/store.js';
 import type { ResultLinks } from '../tasks/result-links.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -75,8 +75,15 @@ export interface DashboardDependencies {
   readonly mediaSources: readonly string[];
 }
 
+/** The store's roles the routes hand to use cases: readiness, API keys, limits, webhook secrets. */
+export type AppStore = Pick<StoreLifecycle, 'ping'> &
+  ApiKeyStore &
+  Pick<AccountStore, 'createAccount'> &
+  UsageStore &
+  Pick<DeliveryStore, 'getWebhookSecrets' | 'rotateWebhookSecret'>;
+
 export interface AppDependencies {
-  readonly store: Store;
+  readonly store: AppStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Largest body of task creation (inline `data:` assets count). */
@@ -235,7 +242,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       if (dashboard) {
         const { sessions, secureCookies } = dashboard;
         const requireSession = createSessionGuard(sessions);
-        dashboardSessionRoutes(routes, { store: deps.store, sessions, requireSession, secureCookies });
+        dashboardSessionRoutes(routes, { sessions, requireSession, secureCookies });
         dashboardKeyRoutes(routes, { store: deps.store, requireSession });
         if (api.usage) dashboardUsageRoutes(routes, { store: deps.store, usage: api.usage, requireSession });
         dashboardWebhookRoutes(routes, { store: deps.store, requireSession });
