@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, posix, relative, resolve } from 'node:path';
+import { join, posix, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -29,6 +29,11 @@ function unitOf(path: string): string {
   return rest.length === 0 ? (first as string) : `${first}/`;
 }
 
+/** The unit whose rules a file follows: its folder's, or its own for the CLI's wiring. */
+function layerOf(path: string): string {
+  return CLI_ROOTS.includes(path) ? path : unitOf(path);
+}
+
 const DOMAIN = ['domain/'];
 const PORTS = ['ports/'];
 /** Leaf modules any layer may use. */
@@ -38,8 +43,13 @@ const SUPPORT = ['assets/', 'media/', 'outbound/', 'process/'];
 const USE_CASES = ['accounts/', 'tasks/', 'files/', 'usage/', 'models/', 'runner/', 'webhooks/'];
 const ADAPTERS = ['store/', 'storage/', 'engines/'];
 const DELIVERY = ['http/', 'cli/'];
-/** Wires adapters to use cases; nothing imports it but the CLI's `serve` and store commands. */
+/** Wires adapters to use cases. */
 const COMPOSITION_ROOT = ['service.ts', 'adapters.ts'];
+/**
+ * The CLI's own wiring, held to the composition root's rules rather than the CLI's: opening the store for the
+ * store commands (it takes the whole port, to migrate and close it), starting the service, building engines.
+ */
+const CLI_ROOTS = ['cli/store-session.ts', 'cli/serve-command.ts', 'cli/engines-command.ts'];
 
 /** What each unit may import, besides itself and packages. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = Object.fromEntries([
@@ -56,11 +66,10 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   ['storage/', [...DOMAIN, ...PORTS, ...SHARED]],
   ['engines/', [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT]],
   ['http/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES]],
-  // The CLI opens the store (adapters.ts) for its store commands and starts the service (service.ts).
-  ['cli/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES, ...COMPOSITION_ROOT]],
-  ...COMPOSITION_ROOT.map((unit) => [
+  ['cli/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES]],
+  ...[...COMPOSITION_ROOT, ...CLI_ROOTS].map((unit) => [
     unit,
-    [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT, ...USE_CASES, ...ADAPTERS, 'http/', ...COMPOSITION_ROOT],
+    [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT, ...USE_CASES, ...ADAPTERS, ...DELIVERY, ...COMPOSITION_ROOT],
   ]),
 ]);
 
@@ -75,7 +84,7 @@ const WHOLE_PORTS = new Set(['ports/store.ts#Store']);
 function layerViolations(edges: readonly ImportEdge[]): string[] {
   const found: string[] = [];
   for (const edge of edges) {
-    const from = unitOf(edge.from);
+    const from = layerOf(edge.from);
     const allowed = ALLOWED[from];
     if (!allowed) {
       found.push(`${edge.from}: ${from} is in no layer (add it to the import-graph test's table)`);
@@ -87,7 +96,7 @@ function layerViolations(edges: readonly ImportEdge[]): string[] {
       continue;
     }
     const to = unitOf(edge.to);
-    if (to !== from && !allowed.includes(to))
+    if (to !== unitOf(edge.from) && !allowed.includes(to))
       found.push(`${edge.from} imports ${edge.to} (${from} -> ${to})`);
     if (from === 'http/' || from === 'cli/') {
       for (const name of edge.names) {
@@ -218,6 +227,8 @@ describe('the import-graph rules, on fixture graphs', () => {
     );
     assert.deepEqual(layerViolations([edge('http/app.ts', 'storage/s3-storage.ts')]).length, 1);
     assert.deepEqual(layerViolations([edge('http/app.ts', 'tasks/task-service.ts', ['TaskService'])]), []);
+    assert.equal(layerViolations([edge('cli/keys-command.ts', 'adapters.ts', ['openStore'])]).length, 1);
+    assert.deepEqual(layerViolations([edge('cli/store-session.ts', 'adapters.ts', ['openStore'])]), []);
   });
 
   it('refuses a domain module that imports outside domain/, or a framework', () => {
