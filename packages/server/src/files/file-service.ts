@@ -27,7 +27,7 @@ import {
   type UploadKind,
 } from '../domain/uploaded-file.js';
 import type { Storage } from '../ports/storage.js';
-import type { Store } from '../ports/store.js';
+import type { FileStore } from '../ports/store.js';
 
 const KIND_FIELDS: readonly (readonly [UploadKind, AssetField])[] = [
   ['image', 'image_urls'],
@@ -95,14 +95,14 @@ async function receive(source: Readable, path: string): Promise<void> {
 }
 
 export class FileService {
-  readonly #store: Store;
+  readonly #store: Pick<FileStore, 'createFile' | 'getFile'>;
   readonly #storage: Storage;
   readonly #maxBytes: number;
   readonly #publicUrl: () => string;
   readonly #tempDir: string;
 
   constructor(options: {
-    store: Store;
+    store: Pick<FileStore, 'createFile' | 'getFile'>;
     storage: Storage;
     maxBytes: number;
     publicUrl: () => string;

@@ -21,7 +21,7 @@ import {
 } from '../domain/models.js';
 import type { EnginesConfig } from '../engines/engines-file.js';
 import { routeCapabilities } from '../engines/routed-inputs.js';
-import type { Store } from '../ports/store.js';
+import type { EngineStats, RoutingStore, WorkerStore } from '../ports/store.js';
 
 /** When the catalogue of videogen 2.0 was published (decisions.md): the `created` of every model. */
 const CATALOGUE_CREATED = 1_767_225_600;
@@ -76,11 +76,14 @@ function inputsOf(
   return inputs;
 }
 
+/** What the model list reads: the engines' state and the models workers serve. */
+type ModelStore = Pick<RoutingStore, 'engineStats'> & Pick<WorkerStore, 'servedModels'>;
+
 export class ModelList {
   readonly #config: EnginesConfig;
-  readonly #store: Store;
+  readonly #store: ModelStore;
 
-  constructor(options: { config: EnginesConfig; store: Store }) {
+  constructor(options: { config: EnginesConfig; store: ModelStore }) {
     this.#config = options.config;
     this.#store = options.store;
   }
@@ -100,11 +103,7 @@ export class ModelList {
     return model;
   }
 
-  #describe(
-    id: ModelId,
-    stats: Awaited<ReturnType<Store['engineStats']>>,
-    served: ReadonlySet<ModelId>,
-  ): PublicModel {
+  #describe(id: ModelId, stats: EngineStats, served: ReadonlySet<ModelId>): PublicModel {
     const model = MODELS.get(id) as ModelDefinition;
     const route = this.#config.models.get(id);
     const base = {

@@ -18,7 +18,7 @@ import type { TaskRecord } from '../domain/task.js';
 import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
-import type { Claim, Store } from '../ports/store.js';
+import type { Claim, RoutingStore } from '../ports/store.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
 const CAPACITY_RETRY_MS = 1000;
@@ -35,7 +35,7 @@ class AcceptTimeout extends TaskFailure {
 }
 
 export interface FallbackDependencies {
-  readonly store: Store;
+  readonly store: RoutingStore;
   readonly engines: EngineRouter;
   readonly leaseMs: number;
   readonly logger: Logger;

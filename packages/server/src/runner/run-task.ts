@@ -17,12 +17,12 @@ import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
-import type { Claim, Store } from '../ports/store.js';
+import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 
 export interface RunTaskDependencies {
-  readonly store: Store;
+  readonly store: ClaimStore & RoutingStore;
   readonly storage: Storage;
   readonly engines: EngineRouter;
   readonly dispatcher: Dispatcher;

@@ -15,7 +15,7 @@ import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
 import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
 import type { InputCheck } from '../engines/routed-inputs.js';
 import type { Storage } from '../ports/storage.js';
-import type { NewTask, Store } from '../ports/store.js';
+import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
 import { deleteTaskFiles } from './task-files.js';
@@ -42,7 +42,7 @@ export interface CreatorScope extends TaskScope {
 export const OVERLOADED_RETRY_AFTER_SECONDS = 30;
 
 export class TaskService {
-  readonly #store: Store;
+  readonly #store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
   readonly #resultUrl: ResultUrl;
   readonly #assets: { storage: Storage; maxBytes: number; tempDir?: string } | undefined;
   readonly #maxQueuedTasks: number;
@@ -55,7 +55,7 @@ export class TaskService {
   readonly #prices: Prices | undefined;
 
   constructor(options: {
-    store: Store;
+    store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
     resultUrl: ResultUrl;
     /**
      * Where inline (`data:`) assets are moved at creation, through files in `tempDir` (the OS temp directory

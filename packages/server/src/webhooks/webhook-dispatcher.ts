@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
 import type { Metrics } from '../metrics.js';
-import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
+import type { DeliveryClaim, DeliveryOutcome, DeliveryStore } from '../ports/store.js';
 import { settlesWithin } from '../process/settles-within.js';
 import type { ResultUrl } from '../tasks/result-links.js';
 import { VERSION } from '../version.js';
@@ -20,7 +20,7 @@ import { signatureHeader } from './webhook-signature.js';
 export const USER_AGENT = `videogen/${VERSION} (webhooks)`;
 
 export interface WebhookDispatcherOptions {
-  readonly store: Store;
+  readonly store: DeliveryStore;
   /** The guarded outbound dispatcher shared with asset downloads. */
   readonly dispatcher: Dispatcher;
   readonly logger: Logger;
@@ -48,7 +48,7 @@ interface InFlight {
 
 export class WebhookDispatcher {
   readonly workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}-webhooks`;
-  readonly #store: Store;
+  readonly #store: DeliveryStore;
   readonly #options: WebhookDispatcherOptions;
   readonly #concurrency: number;
   readonly #perHost: number;
