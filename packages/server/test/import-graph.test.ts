@@ -78,7 +78,7 @@ function domainPackage(name: string): boolean {
   return name.startsWith('node:') || name === '@sinclair/typebox' || name.startsWith('@sinclair/typebox/');
 }
 
-/** The whole `Store` port: HTTP and the CLI name the role interfaces they use instead (ports/store.ts). */
+/** The whole `Store` port: HTTP, the CLI and the use cases name the role interfaces they use instead (ports/store.ts). */
 const WHOLE_PORTS = new Set(['ports/store.ts#Store']);
 
 function layerViolations(edges: readonly ImportEdge[]): string[] {
@@ -98,7 +98,7 @@ function layerViolations(edges: readonly ImportEdge[]): string[] {
     const to = unitOf(edge.to);
     if (to !== unitOf(edge.from) && !allowed.includes(to))
       found.push(`${edge.from} imports ${edge.to} (${from} -> ${to})`);
-    if (from === 'http/' || from === 'cli/') {
+    if (DELIVERY.includes(from) || USE_CASES.includes(from)) {
       for (const name of edge.names) {
         if (WHOLE_PORTS.has(`${edge.to}#${name}`)) found.push(`${edge.from} imports the whole port ${name}`);
       }
@@ -228,6 +228,7 @@ describe('the import-graph rules, on fixture graphs', () => {
     assert.deepEqual(layerViolations([edge('http/app.ts', 'storage/s3-storage.ts')]).length, 1);
     assert.deepEqual(layerViolations([edge('http/app.ts', 'tasks/task-service.ts', ['TaskService'])]), []);
     assert.equal(layerViolations([edge('cli/keys-command.ts', 'adapters.ts', ['openStore'])]).length, 1);
+    assert.equal(layerViolations([edge('tasks/task-service.ts', 'ports/store.ts', ['Store'])]).length, 1);
     assert.deepEqual(layerViolations([edge('cli/store-session.ts', 'adapters.ts', ['openStore'])]), []);
   });
 
