@@ -17,7 +17,7 @@ import {
   openWorkSignal,
 } from './adapters.js';
 import type { Config } from './config.js';
-import { routedInputCheck } from './engines/routed-inputs.js';
+import { routeCapabilities, routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './files/file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
@@ -140,7 +140,14 @@ export async function startService(
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
-    const models = new ModelList({ config: enginesConfig, store });
+    const models = new ModelList({
+      routing: {
+        routes: enginesConfig.models,
+        circuit: enginesConfig.routing.circuit,
+        capabilities: (route) => routeCapabilities(enginesConfig, route),
+      },
+      store,
+    });
     api = { tasks, links, storage, files, usage, dashboard, models };
   }
 

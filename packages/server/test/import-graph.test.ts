@@ -60,8 +60,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   ['version.ts', []],
   ['metrics.ts', [...DOMAIN, ...PORTS]],
   ...SUPPORT.map((unit) => [unit, [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT]]),
-  // engines/ for the engines file's routing and capabilities (models, input checks) and its router.
-  ...USE_CASES.map((unit) => [unit, [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT, ...USE_CASES, 'engines/']]),
+  ...USE_CASES.map((unit) => [unit, [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT, ...USE_CASES]]),
   ['store/', [...DOMAIN, ...PORTS, ...SHARED]],
   ['storage/', [...DOMAIN, ...PORTS, ...SHARED]],
   ['engines/', [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT]],
@@ -241,8 +240,9 @@ describe('the import-graph rules, on fixture graphs', () => {
     );
   });
 
-  it('refuses an engine that imports the store, and a folder in no layer', () => {
+  it('refuses an engine that imports the store, a use case that imports an engine, and a folder in no layer', () => {
     assert.equal(layerViolations([edge('engines/local/local-engine.ts', 'store/kysely-store.ts')]).length, 1);
+    assert.equal(layerViolations([edge('models/model-list.ts', 'engines/engines-file.ts')]).length, 1);
     assert.equal(layerViolations([edge('helpers/misc.ts', 'domain/task.ts')]).length, 1);
   });
 

@@ -26,6 +26,9 @@ export const ANY_INPUT: EngineCapabilities = {
   referenceAudios: Number.POSITIVE_INFINITY,
 };
 
+/** Whether the engines a request's model is routed to can take its inputs; the first one that cannot, if any. */
+export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
+
 export interface UnsupportedInput {
   readonly param: 'image_urls' | 'video_urls' | 'audio_urls';
   readonly message: string;

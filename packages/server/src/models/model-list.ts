@@ -6,7 +6,7 @@
  */
 
 import { ANY_INPUT, type EngineCapabilities } from '../domain/engine-capabilities.js';
-import { circuitState, routeEngines } from '../domain/engine-route.js';
+import { type CircuitPolicy, circuitState, type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { ApiError } from '../domain/errors.js';
 import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from '../domain/frame-size.js';
 import { MAX_DURATION, MIN_DURATION } from '../domain/generation-request.js';
@@ -19,8 +19,6 @@ import {
   type ModelDefinition,
   type ModelId,
 } from '../domain/models.js';
-import type { EnginesConfig } from '../engines/engines-file.js';
-import { routeCapabilities } from '../engines/routed-inputs.js';
 import type { EngineStats, RoutingStore, WorkerStore } from '../ports/store.js';
 
 /** When the catalogue of videogen 2.0 was published (decisions.md): the `created` of every model. */
@@ -76,15 +74,24 @@ function inputsOf(
   return inputs;
 }
 
+/** What the model list knows of this process's engines file. */
+export interface ModelRouting {
+  /** Each model ID's route; a model ID absent here is routed by another process's file. */
+  readonly routes: ReadonlyMap<ModelId, EngineRoute>;
+  readonly circuit: CircuitPolicy;
+  /** What every engine of the route can take. */
+  capabilities(route: EngineRoute): EngineCapabilities;
+}
+
 /** What the model list reads: the engines' state and the models workers serve. */
 type ModelStore = Pick<RoutingStore, 'engineStats'> & Pick<WorkerStore, 'servedModels'>;
 
 export class ModelList {
-  readonly #config: EnginesConfig;
+  readonly #routing: ModelRouting;
   readonly #store: ModelStore;
 
-  constructor(options: { config: EnginesConfig; store: ModelStore }) {
-    this.#config = options.config;
+  constructor(options: { routing: ModelRouting; store: ModelStore }) {
+    this.#routing = options.routing;
     this.#store = options.store;
   }
 
@@ -105,7 +112,7 @@ export class ModelList {
 
   #describe(id: ModelId, stats: EngineStats, served: ReadonlySet<ModelId>): PublicModel {
     const model = MODELS.get(id) as ModelDefinition;
-    const route = this.#config.models.get(id);
+    const route = this.#routing.routes.get(id);
     const base = {
       id,
       object: 'model' as const,
@@ -118,13 +125,12 @@ export class ModelList {
       aspect_ratios: [...ASPECT_RATIOS],
     };
     // An API process with no engines file for this model (another file on the workers) knows no limits.
-    const inputs = inputsOf(model, route ? routeCapabilities(this.#config, route) : ANY_INPUT);
+    const inputs = inputsOf(model, route ? this.#routing.capabilities(route) : ANY_INPUT);
     const reason = !served.has(id)
       ? 'No worker serving this model is running.'
       : route &&
           routeEngines(route).every(
-            (engine) =>
-              circuitState(stats.circuits.get(engine), this.#config.routing.circuit, stats.now) === 'open',
+            (engine) => circuitState(stats.circuits.get(engine), this.#routing.circuit, stats.now) === 'open',
           )
         ? 'Every engine of this model is unavailable (circuit open); tasks wait until one recovers.'
         : undefined;

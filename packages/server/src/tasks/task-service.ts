@@ -5,6 +5,7 @@
  */
 import { storeInlineAssets } from '../assets/stored-assets.js';
 import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/delivery.js';
+import type { InputCheck } from '../domain/engine-capabilities.js';
 import { ApiError } from '../domain/errors.js';
 import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
@@ -13,7 +14,6 @@ import { costMicros, type Prices } from '../domain/prices.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
 import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
 import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
-import type { InputCheck } from '../engines/routed-inputs.js';
 import type { Storage } from '../ports/storage.js';
 import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
@@ -73,7 +73,7 @@ export class TaskService {
     resolveUploads?: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
     /** A task was cancelled: its worker, in this process or another, should stop it. */
     onCancelled?: (task: TaskRecord) => void;
-    /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts). */
+    /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts, injected). */
     checkInputs?: InputCheck;
     /** What video costs: a task's cost is reserved at creation at these prices. */
     prices?: Prices | undefined;
