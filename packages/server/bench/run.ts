@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createApiKey } from '../src/api-keys.js';
+import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/config.js';
 import { frameSize } from '../src/domain/frame-size.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';

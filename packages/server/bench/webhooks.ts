@@ -26,11 +26,12 @@ import { type Config, loadConfig } from '../src/config.js';
 import type { DeliveryRecord } from '../src/domain/delivery.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
+import { resultKey } from '../src/domain/storage-keys.js';
 import type { TaskScope } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { DeliveryClaim, DeliveryClaimOptions, FinishedDeliveryAttempt } from '../src/ports/store.js';
-import { ResultLinks, resultKey } from '../src/result-links.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { ResultLinks } from '../src/tasks/result-links.js';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
 
 const LATENCY_TASKS = Number(process.env.BENCH_WEBHOOK_TASKS ?? 200);

@@ -7,17 +7,17 @@
 import { fileURLToPath } from 'node:url';
 import { type Config, ConfigError } from './config.js';
 import { createEngines, routeEngines } from './engines/create-engines.js';
-import type { EngineRouter } from './engines/engine-router.js';
 import { defaultEnginesConfig, type EnginesConfig, loadEnginesFile } from './engines/engines-file.js';
 import type { Engine } from './ports/engine.js';
+import type { EngineRouter } from './ports/engine-router.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import type { WorkSignal } from './ports/work-signal.js';
-import { presignedResultUrl, type ResultLinks, type ResultUrl } from './result-links.js';
 import { FileStorage } from './storage/file-storage.js';
 import { MAX_PRESIGN_SECONDS } from './storage/presign-limit.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
 import { SqliteStore } from './store/sqlite-store.js';
+import { presignedResultUrl, type ResultLinks, type ResultUrl } from './tasks/result-links.js';
 
 export interface StoreOptions {
   /** `VIDEOGEN_DATABASE_SCHEMA`: PostgreSQL only. */

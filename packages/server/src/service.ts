@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { DashboardSessions } from './accounts/dashboard-sessions.js';
 import {
   loadEnginesConfig,
   openEngines,
@@ -15,23 +16,22 @@ import {
   openWorkSignal,
 } from './adapters.js';
 import type { Config } from './config.js';
-import { DashboardSessions } from './dashboard-sessions.js';
 import { EngineRouter } from './engines/engine-router.js';
-import { routedInputCheck } from './engines/routed-inputs.js';
-import { FileService } from './file-service.js';
+import { routeCapabilities, routedInputCheck } from './engines/routed-inputs.js';
+import { FileService } from './files/file-service.js';
 import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
-import { ModelList } from './model-list.js';
+import { ModelList } from './models/model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Engine } from './ports/engine.js';
 import type { Store } from './ports/store.js';
-import { securePrivateFiles } from './private-files.js';
-import { ResultLinks } from './result-links.js';
-import { RetentionSweeper } from './retention.js';
+import { securePrivateFiles } from './process/private-files.js';
+import { ScratchSpace } from './process/scratch-space.js';
 import { WorkerPool } from './runner/worker-pool.js';
-import { ScratchSpace } from './scratch-space.js';
-import { TaskService } from './task-service.js';
-import { UsageService } from './usage-service.js';
+import { ResultLinks } from './tasks/result-links.js';
+import { RetentionSweeper } from './tasks/retention.js';
+import { TaskService } from './tasks/task-service.js';
+import { UsageService } from './usage/usage-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
 
 export interface Service {
@@ -150,7 +150,14 @@ export async function startService(
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
-    const models = new ModelList({ config: enginesConfig, store });
+    const models = new ModelList({
+      routing: {
+        routes: enginesConfig.models,
+        circuit: enginesConfig.routing.circuit,
+        capabilities: (route) => routeCapabilities(enginesConfig, route),
+      },
+      store,
+    });
     api = { tasks, links, storage, files, usage, dashboard, models };
   }
 

@@ -7,14 +7,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as client from '@videogen/client';
+import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../src/domain/frame-size.js';
 import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/domain/generation-request.js';
 import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../src/domain/task.js';
 import type { UsageBucket, UsageReport } from '../src/domain/usage-report.js';
-import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/errors.js';
-import type { PublicModel, PublicModelList } from '../src/model-list.js';
-import type { DeletedTask, PublicTaskList } from '../src/task-service.js';
+import type { PublicModel, PublicModelList } from '../src/models/model-list.js';
+import type { DeletedTask, PublicTaskList } from '../src/tasks/task-service.js';
 
 // `false`, not `never`, when they differ: `never` would satisfy `Assert`'s `extends true`, and pass.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;

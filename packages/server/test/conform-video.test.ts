@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
+import { TaskFailure } from '../src/domain/errors.js';
 import { type FixedAspectRatio, type FrameSize, frameSize, QUALITIES } from '../src/domain/frame-size.js';
-import { TaskFailure } from '../src/errors.js';
 import {
   conformGeometry,
   conformVideo,

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createOwnerAccount } from '../src/accounts.js';
+import { createOwnerAccount } from '../src/accounts/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
 import { CLI_PATH, runCli, serverEnv, startServer } from './helpers/server-process.js';
 import { startTestService, type TestService } from './helpers/test-service.js';

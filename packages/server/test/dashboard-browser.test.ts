@@ -14,10 +14,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, ConsoleMessage, Locator, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { createOwnerAccount } from '../src/accounts.js';
+import { createOwnerAccount } from '../src/accounts/accounts.js';
 import { MODEL_IDS } from '../src/domain/models.js';
 import type { PublicTask } from '../src/domain/task.js';
-import type { PublicModel, PublicModelList } from '../src/model-list.js';
+import type { PublicModel, PublicModelList } from '../src/models/model-list.js';
 import {
   chromiumSuite,
   launchChromium,

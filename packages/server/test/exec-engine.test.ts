@@ -5,13 +5,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { TaskFailure } from '../src/domain/errors.js';
 import { fillCommand, parseCommand, placeholderValues } from '../src/engines/exec/command-template.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import type { ExecOptions } from '../src/engines/exec/exec-options.js';
 import { generatorFormat } from '../src/engines/exec/generator-format.js';
 import { ProgressParser, parseProgressLine } from '../src/engines/exec/progress-parser.js';
 import { frameCount } from '../src/engines/frame-count.js';
-import { TaskFailure } from '../src/errors.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import {

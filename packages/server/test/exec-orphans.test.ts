@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { TaskFailure } from '../src/domain/errors.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import {
   groupRunning,
@@ -21,7 +22,6 @@ import {
   RELEASE_LINE,
   signalGroup,
 } from '../src/engines/exec/process-group.js';
-import { TaskFailure } from '../src/errors.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { Api } from './helpers/api.js';
 import { jobMaker, renderContext } from './helpers/render-jobs.js';

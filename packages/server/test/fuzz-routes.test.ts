@@ -16,9 +16,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { request } from 'undici';
-import { createOwnerAccount } from '../src/accounts.js';
+import { createOwnerAccount } from '../src/accounts/accounts.js';
+import { API_ERRORS, CONNECTION_ERRORS } from '../src/domain/errors.js';
 import { MODEL_IDS } from '../src/domain/models.js';
-import { API_ERRORS, CONNECTION_ERRORS } from '../src/errors.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 

@@ -11,18 +11,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Agent } from 'undici';
+import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel, type ModelId } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
-import { ANY_INPUT, unsupportedInput } from '../src/engines/engine-capabilities.js';
 import type { EngineContext } from '../src/engines/engine-context.js';
 import { type EngineOptions, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { GeminiEngine } from '../src/engines/gemini/gemini-engine.js';
 import type { GeminiOptions } from '../src/engines/gemini/gemini-options.js';
 import { veoModel } from '../src/engines/gemini/veo-models.js';
 import { veoShape } from '../src/engines/gemini/veo-shape.js';
-import { TaskFailure } from '../src/errors.js';
 import {
   type FakeGeminiOptions,
   FakeGeminiServer,

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
+import { ApiError } from '../src/domain/errors.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { MODEL_IDS } from '../src/domain/models.js';
-import { ApiError } from '../src/errors.js';
 
 const IMG = 'https://example.com/a.png';
 const VID = 'https://example.com/a.mp4';

@@ -8,11 +8,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
-import { ANY_INPUT, unsupportedInput } from '../src/engines/engine-capabilities.js';
 import { type HostedStatus, type HostedTaskSteps, runHostedTask } from '../src/engines/hosted/hosted-task.js';
-import { TaskFailure } from '../src/errors.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService } from './helpers/test-service.js';
 

@@ -3,11 +3,11 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { FixedAspectRatio, Quality } from '../src/domain/frame-size.js';
 import { renderCaption } from '../src/engines/local/caption.js';
 import { LOUDNESS_LUFS } from '../src/engines/local/frame-encoder.js';
 import { LocalEngine } from '../src/engines/local/local-engine.js';
-import { TaskFailure } from '../src/errors.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { OUTPUT_FPS } from '../src/ports/engine.js';
 import {

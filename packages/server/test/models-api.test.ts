@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { MODEL_IDS } from '../src/domain/models.js';
-import type { PublicModel, PublicModelList } from '../src/model-list.js';
+import type { PublicModel, PublicModelList } from '../src/models/model-list.js';
 import { Api } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { until } from './helpers/until.js';

@@ -8,9 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
 import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
-import { TaskFailure } from '../src/errors.js';
 import { FakeVideoServer } from './fakes/video-servers.js';
 import { describeJob, type GridAssets, gridJobs, writeGridAssets } from './helpers/engine-grid.js';
 import {

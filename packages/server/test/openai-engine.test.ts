@@ -13,12 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createCanvas, loadImage } from '@napi-rs/canvas';
+import { TaskFailure } from '../src/domain/errors.js';
 import { imageType, readImageUpload } from '../src/engines/openai/image-upload.js';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
 import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
 import { redactSecret } from '../src/engines/redact-secret.js';
 import { chooseSeconds, chooseSize } from '../src/engines/size-mapping.js';
-import { TaskFailure } from '../src/errors.js';
 import { FakeVideoServer, type VideoServerKind } from './fakes/video-servers.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import type { FastifyInstance } from 'fastify';
-import { API_ERRORS } from '../src/errors.js';
+import { API_ERRORS } from '../src/domain/errors.js';
 import { VERSION } from '../src/version.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 

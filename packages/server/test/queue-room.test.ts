@@ -10,9 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { Store } from '../src/ports/store.js';
-import { QUEUE_RECOUNT_MS, QueueRoom } from '../src/queue-room.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { QUEUE_RECOUNT_MS, QueueRoom } from '../src/tasks/queue-room.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 
 const postgres = await postgresSuite();

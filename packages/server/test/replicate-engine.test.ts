@@ -10,11 +10,12 @@ import { mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
+import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
-import { ANY_INPUT, unsupportedInput } from '../src/engines/engine-capabilities.js';
 import { type EngineOptions, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { ReplicateEngine } from '../src/engines/replicate/replicate-engine.js';
 import { MAX_INLINE_BYTES } from '../src/engines/replicate/replicate-input.js';
@@ -25,7 +26,6 @@ import {
   parsePrediction,
   predictionState,
 } from '../src/engines/replicate/replicate-prediction.js';
-import { TaskFailure } from '../src/errors.js';
 import type { RenderJob } from '../src/ports/engine.js';
 import {
   FakeReplicate,

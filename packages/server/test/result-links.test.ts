@@ -1,7 +1,7 @@
 /** Signed result links: the per-task cache of signed links stays bounded however many tasks are polled. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ResultLinks } from '../src/result-links.js';
+import { ResultLinks } from '../src/tasks/result-links.js';
 
 describe('ResultLinks', () => {
   it('keeps at most `keep` signed links, and signs a dropped one again to the same URL', () => {

@@ -4,9 +4,9 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import { resultKey } from '../src/result-links.js';
-import { RetentionSweeper } from '../src/retention.js';
+import { resultKey } from '../src/domain/storage-keys.js';
 import { FileStorage } from '../src/storage/file-storage.js';
+import { RetentionSweeper } from '../src/tasks/retention.js';
 import { Api } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ScratchSpace } from '../src/scratch-space.js';
+import { ScratchSpace } from '../src/process/scratch-space.js';
 import { serverEnv, startServer } from './helpers/server-process.js';
 
 /** The pid of a process that has ended. */

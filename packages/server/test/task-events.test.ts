@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import type { PublicTask, TaskStatus } from '../src/domain/task.js';
 import { MAX_WAIT_SECONDS, parsePreferWait } from '../src/http/prefer-wait.js';
 import { eventStream } from '../src/http/routes/task-events.js';
-import { watchTask } from '../src/task-watch.js';
+import { watchTask } from '../src/tasks/task-watch.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { until } from './helpers/until.js';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { TaskFailure } from '../src/domain/errors.js';
 import { upstreamJson, upstreamRequest } from '../src/engines/upstream-request.js';
-import { TaskFailure } from '../src/errors.js';
 
 let server: Server;
 let base: string;

@@ -26,7 +26,7 @@ import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphileWorker } f
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { pino } from 'pino';
-import { createApiKey } from 'videogen/dist/src/api-keys.js';
+import { createApiKey } from 'videogen/dist/src/accounts/api-keys.js';
 import { loadConfig } from 'videogen/dist/src/config.js';
 import type { Engine, RenderJob } from 'videogen/dist/src/ports/engine.js';
 import { type Service, startService } from 'videogen/dist/src/service.js';

@@ -9,7 +9,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { type Dispatcher, request } from 'undici';
-import { TaskFailure } from '../errors.js';
+import { TaskFailure } from '../domain/errors.js';
 import { OutboundBlockedError } from '../outbound/guarded-dispatcher.js';
 import type { Storage } from '../ports/storage.js';
 import { DataUrlProblem, decodeDataUrl } from './data-url.js';

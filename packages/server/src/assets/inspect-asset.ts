@@ -3,8 +3,9 @@
  * never by trusting a file name or Content-Type, and reads the dimensions and length the engines need.
  * Every refusal is a `TaskFailure('invalid_asset')` whose message starts with the field and index.
  */
+
+import { TaskFailure } from '../domain/errors.js';
 import type { AssetField } from '../domain/models.js';
-import { TaskFailure } from '../errors.js';
 import { type ProbedStream, type ProbeResult, probe } from '../media/probe.js';
 
 /** Larger images and video frames are refused: decoding them could exhaust memory (decompression bombs). */

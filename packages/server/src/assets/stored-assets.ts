@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
+import { inlineAssetKey } from '../domain/storage-keys.js';
 import type { Storage } from '../ports/storage.js';
 import { DataUrlProblem, decodeDataUrl } from './data-url.js';
 
@@ -22,7 +23,7 @@ export function storedAssetKey(url: string): string | undefined {
 }
 
 /**
- * Stores each decodable `data:` asset of `params` under `assets/<taskId>/<field>-<index>` and returns the
+ * Stores each decodable `data:` asset of `params` under their keys (domain/storage-keys.ts) and returns the
  * params with references to them; each goes through a file in `tempDir` on its way. One that cannot be decoded
  * stays inline, so the run fails it with the same message it always has (`image_urls[0]: the data: URL is
  * empty`).
@@ -39,7 +40,7 @@ export async function storeInlineAssets(
   for (const field of FIELDS) {
     for (const [index, url] of params[field].entries()) {
       out[field].push(
-        url.startsWith('data:') ? await storeOne(url, `assets/${taskId}/${field}-${index}`) : url,
+        url.startsWith('data:') ? await storeOne(url, inlineAssetKey(taskId, field, index)) : url,
       );
     }
   }

@@ -5,7 +5,7 @@
 import { open } from 'node:fs/promises';
 import type { AssetField } from '../domain/models.js';
 import type { UploadKind } from '../domain/uploaded-file.js';
-import { sniffMediaType } from '../engines/media-type.js';
+import { sniffMediaType } from '../media/media-type.js';
 
 const FIELD_OF_KIND: Readonly<Record<UploadKind, AssetField>> = {
   image: 'image_urls',

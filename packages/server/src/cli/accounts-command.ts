@@ -4,8 +4,8 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { createOwnerAccount, MIN_PASSWORD_LENGTH, resetOwnerPassword } from '../accounts.js';
-import { setAccountLimits } from '../usage-limits.js';
+import { createOwnerAccount, MIN_PASSWORD_LENGTH, resetOwnerPassword } from '../accounts/accounts.js';
+import { setAccountLimits } from '../usage/usage-limits.js';
 import { asUsageError, describeLimits, LIMIT_OPTIONS, limitChanges } from './limit-options.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';

@@ -1,10 +1,11 @@
 /** `videogen keys create|list|limits|revoke`: key management against the configured store. */
 import { parseArgs } from 'node:util';
-import { createApiKey } from '../api-keys.js';
+import { allApiKeys, createApiKey, revokeApiKey } from '../accounts/api-keys.js';
+import { isActiveApiKey } from '../domain/api-key-state.js';
 import { ENVIRONMENTS, type Environment } from '../domain/task.js';
 import { NO_LIMITS } from '../domain/usage.js';
 import type { ApiKeyRecord } from '../ports/store.js';
-import { fromPublicLimits, setApiKeyLimits, toPublicLimits } from '../usage-limits.js';
+import { fromPublicLimits, setApiKeyLimits, toPublicLimits } from '../usage/usage-limits.js';
 import { asUsageError, describeLimits, LIMIT_OPTIONS, limitChanges } from './limit-options.js';
 import { printTable } from './print-table.js';
 import { withStore } from './store-session.js';
@@ -53,7 +54,7 @@ export async function keysCommand(args: string[]): Promise<number> {
         options: { json: { type: 'boolean', default: false } },
         strict: true,
       });
-      const keys = await withStore('read', (store) => store.listApiKeys());
+      const keys = await withStore('read', (store) => allApiKeys(store));
       if (values.json) {
         process.stdout.write(`${JSON.stringify(keys, null, 2)}\n`);
         return 0;
@@ -61,9 +62,9 @@ export async function keysCommand(args: string[]): Promise<number> {
       const now = Date.now();
       const state = (k: ApiKeyRecord) => {
         if (k.revokedAt !== null) return 'revoked';
-        if (k.expiresAt === null) return 'active';
-        // A rotated key: it works through its grace period.
-        return k.expiresAt > now ? `active until ${isoOrDash(k.expiresAt)}` : 'expired';
+        if (!isActiveApiKey(k, now)) return 'expired';
+        // A rotated key works through its grace period.
+        return k.expiresAt === null ? 'active' : `active until ${isoOrDash(k.expiresAt)}`;
       };
       const rows = keys.map((k) => [
         k.id,
@@ -105,7 +106,7 @@ export async function keysCommand(args: string[]): Promise<number> {
       const target = positionals[0];
       if (!target || positionals.length > 1)
         throw new UsageError('keys revoke needs exactly one key ID or prefix');
-      const revoked = await withStore('read', (store) => store.revokeApiKey(target));
+      const revoked = await withStore('read', (store) => revokeApiKey(store, target));
       if (!revoked) {
         process.stderr.write(`videogen: no single active key matches ${JSON.stringify(target)}\n`);
         return 1;

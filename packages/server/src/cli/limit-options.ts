@@ -1,6 +1,6 @@
 /** The `--monthly-video-seconds` and `--monthly-budget` flags of `keys` and `accounts`. */
 import type { UsageLimits } from '../domain/usage.js';
-import { LimitError, type PublicLimits, parseLimitArgument, toPublicLimits } from '../usage-limits.js';
+import { LimitError, type PublicLimits, parseLimitArgument, toPublicLimits } from '../usage/usage-limits.js';
 import { UsageError } from './usage-error.js';
 
 export const LIMIT_OPTIONS = {

@@ -1,5 +1,5 @@
 /** `videogen serve` and `videogen worker`: serve the process's role until SIGTERM or SIGINT. */
-import { createFirstKey } from '../api-keys.js';
+import { createFirstKey } from '../accounts/api-keys.js';
 import { loadConfig, type Role } from '../config.js';
 import { createLogger } from '../logger.js';
 import { startService } from '../service.js';

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { openStore } from '../adapters.js';
 import { type Config, loadConfig } from '../config.js';
 import type { Store } from '../ports/store.js';
-import { securePrivateFiles, sqliteFile } from '../private-files.js';
+import { securePrivateFiles, sqliteFile } from '../process/private-files.js';
 
 /** `read`: the store must exist and hold an account. `create`: a missing store is created. */
 export type StoreUse = 'read' | 'create';

@@ -1,18 +1,11 @@
 /** `videogen webhooks secret|rotate-secret|deliveries`: callback signing secrets and the delivery log. */
 import { parseArgs } from 'node:util';
-import { defaultAccountId } from '../api-keys.js';
-import { toPublicDelivery } from '../domain/delivery.js';
-import type { Store } from '../ports/store.js';
-import { WEBHOOK_SECRET_OVERLAP_MS } from '../webhooks/webhook-signature.js';
+import { defaultAccountId } from '../accounts/api-keys.js';
+import { deliveryLog } from '../webhooks/delivery-log.js';
+import { rotateWebhookSecret, webhookSecrets } from '../webhooks/webhook-secrets.js';
 import { printTable } from './print-table.js';
 import { withStore } from './store-session.js';
 import { UsageError } from './usage-error.js';
-
-async function currentSecret(store: Store, accountId: string): Promise<string> {
-  const current = (await store.getWebhookSecrets(accountId)).at(0);
-  if (!current) throw new Error(`account ${accountId} has no webhook signing secret`);
-  return current.secret;
-}
 
 export async function webhooksCommand(args: string[]): Promise<number> {
   const [action, ...rest] = args;
@@ -22,8 +15,8 @@ export async function webhooksCommand(args: string[]): Promise<number> {
       const { values } = parseArgs({ args: rest, options: { account: { type: 'string' } }, strict: true });
       const secret = await withStore('read', async (store) => {
         const accountId = values.account ?? (await defaultAccountId(store));
-        if (action === 'secret') return currentSecret(store, accountId);
-        return (await store.rotateWebhookSecret(accountId, WEBHOOK_SECRET_OVERLAP_MS)).secret;
+        if (action === 'secret') return (await webhookSecrets(store, accountId)).current.secret;
+        return (await rotateWebhookSecret(store, accountId)).secret;
       });
       // The secret alone on stdout, so that scripts can capture it.
       process.stdout.write(`${secret}\n`);
@@ -38,9 +31,7 @@ export async function webhooksCommand(args: string[]): Promise<number> {
       });
       const taskId = positionals[0];
       if (!taskId || positionals.length > 1) throw new UsageError('webhooks deliveries needs one task ID');
-      const deliveries = (await withStore('read', (store) => store.listDeliveries(taskId))).map(
-        toPublicDelivery,
-      );
+      const deliveries = await withStore('read', (store) => deliveryLog(store, taskId));
       if (values.json) {
         process.stdout.write(`${JSON.stringify(deliveries, null, 2)}\n`);
         return 0;

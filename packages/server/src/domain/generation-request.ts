@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
-import { ApiError } from '../errors.js';
+import { ApiError } from './errors.js';
 import {
   ASPECT_RATIOS,
   type AspectRatio,

@@ -3,7 +3,7 @@
  * the fingerprint of the request it guards, so that a repeat is told from a different request.
  */
 import { createHash } from 'node:crypto';
-import { ApiError } from '../errors.js';
+import { ApiError } from './errors.js';
 
 export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
 /** How long a key keeps returning the task it made. */

@@ -4,7 +4,7 @@
  * clients: the position of a page's last task, encoded.
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { ApiError } from '../errors.js';
+import { ApiError } from './errors.js';
 import { MODEL_IDS, type ModelId } from './models.js';
 import { TASK_STATUSES, type TaskRecord, type TaskStatus } from './task.js';
 

@@ -1,5 +1,5 @@
 /** The task: its statuses, the transitions between them, and the public shape clients see. */
-import type { TaskErrorCode } from '../errors.js';
+import type { TaskErrorCode } from './errors.js';
 import type { AspectRatio, Quality } from './frame-size.js';
 import type { GenerationParams } from './generation-request.js';
 import type { ModelId } from './models.js';

@@ -41,10 +41,6 @@ export function isFileId(value: string): boolean {
   return /^file-[0-9a-f]{32}$/.test(value);
 }
 
-export function uploadKey(fileId: string): string {
-  return `uploads/${fileId}`;
-}
-
 export function fileContentPath(fileId: string): string {
   return `/v1/files/${fileId}/content`;
 }

@@ -3,7 +3,7 @@
  * grouping) and the answer built from the store's sums. Only settled usage (completed tasks) counts in the
  * figures; reservations of tasks still running are given apart.
  */
-import { ApiError } from '../errors.js';
+import { ApiError } from './errors.js';
 import { fromMicros } from './prices.js';
 import { monthStart, nextMonthStart, USAGE_GROUPINGS, type UsageGrouping } from './usage.js';
 

@@ -3,8 +3,9 @@
  * their APIs take; the engines that run the operator's own models (local, exec, openai, comfyui, relay) take
  * whatever the operator's command, workflow or server does with the inputs, so nothing is refused for them.
  */
+
+import { ANY_INPUT, type EngineCapabilities } from '../domain/engine-capabilities.js';
 import { arkCapabilities } from './ark/ark-models.js';
-import { ANY_INPUT, type EngineCapabilities } from './engine-capabilities.js';
 import type { EngineOptions } from './engines-file.js';
 import { geminiCapabilities } from './gemini/gemini-capabilities.js';
 import { InputTemplate } from './hosted/input-template.js';

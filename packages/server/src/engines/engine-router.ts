@@ -1,14 +1,11 @@
-/**
- * Which engines render which model ID: each model's route (domain/engine-route.ts) and the engine instances by
- * name. Workers claim only the models they have a route for; the claim picks the engine (store), the runner
- * falls back along the route.
- */
+/** The `EngineRouter` port (ports/engine-router.ts) over the routes and engines of the engines file. */
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Engine } from '../ports/engine.js';
-import { DEFAULT_ROUTING, type EngineLimits, type RoutingPolicy } from './engines-file.js';
+import type { EngineRouter as EngineRouterPort, RoutingPolicy } from '../ports/engine-router.js';
+import { DEFAULT_ROUTING, type EngineLimits } from './engines-file.js';
 
-export class EngineRouter {
+export class EngineRouter implements EngineRouterPort {
   readonly #routes: ReadonlyMap<ModelId, EngineRoute>;
   readonly #engines: ReadonlyMap<string, Engine>;
   readonly #limits: ReadonlyMap<string, EngineLimits>;

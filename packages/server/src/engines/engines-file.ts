@@ -26,9 +26,10 @@ import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
-import type { CircuitPolicy, EngineRoute } from '../domain/engine-route.js';
+import type { EngineRoute } from '../domain/engine-route.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Prices } from '../domain/prices.js';
+import type { RoutingPolicy } from '../ports/engine-router.js';
 import { ArkOptionsSchema } from './ark/ark-options.js';
 import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
@@ -128,17 +129,6 @@ export interface EngineLimits {
   readonly maxConcurrency?: number;
   /** Overrides `RoutingPolicy.acceptTimeoutMs` for this engine. */
   readonly acceptTimeoutMs?: number;
-}
-
-export interface RoutingPolicy {
-  /**
-   * How long an engine has to accept a job (ports/engine.ts `onAccepted`) when its route has somewhere left to
-   * go; then the task moves on. Without a next step an engine has the task's whole time limit.
-   */
-  readonly acceptTimeoutMs: number;
-  readonly circuit: CircuitPolicy;
-  /** Move on after `upstream_refused` too (off by default: another model would most likely refuse it too). */
-  readonly fallbackOnRefusal: boolean;
 }
 
 export const DEFAULT_ROUTING: RoutingPolicy = {

@@ -2,7 +2,7 @@
  * Keeps an engine's API key out of what it throws. Upstream error messages quote the server's answer, and
  * a server may echo the `Authorization` header back (a proxy's 401 page, a debugging endpoint).
  */
-import { TaskFailure } from '../errors.js';
+import { TaskFailure } from '../domain/errors.js';
 
 const REDACTED = '[redacted]';
 /** An excerpt cut off inside the key still shows its start; a shorter match is likely chance. */

@@ -3,19 +3,16 @@
  * file this process loaded): a request that any engine of the route cannot honour is refused with
  * `input_not_supported`.
  */
-import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
-import type { GenerationParams } from '../domain/generation-request.js';
-import type { ModelDefinition } from '../domain/models.js';
-import { capabilitiesOf } from './capabilities-by-type.js';
+
 import {
   ANY_INPUT,
   type EngineCapabilities,
-  type UnsupportedInput,
+  type InputCheck,
   unsupportedInput,
-} from './engine-capabilities.js';
+} from '../domain/engine-capabilities.js';
+import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
+import { capabilitiesOf } from './capabilities-by-type.js';
 import type { EnginesConfig } from './engines-file.js';
-
-export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
 
 export function routedInputCheck(config: EnginesConfig): InputCheck {
   return (model, params) => {

@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { megabytes } from '../assets/megabytes.js';
-import { TaskFailure } from '../errors.js';
+import { TaskFailure } from '../domain/errors.js';
 import { type UpstreamCall, type UpstreamOptions, upstreamRequest } from './upstream-request.js';
 
 /** A result larger than this is refused: 1080p H.264 of the longest duration is far smaller. */

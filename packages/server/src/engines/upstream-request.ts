@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, errors, type FormData, request } from 'undici';
-import { TaskFailure } from '../errors.js';
+import { TaskFailure } from '../domain/errors.js';
 import { parseRetryAfter } from '../outbound/retry-after.js';
 
 export type UpstreamBody = string | Buffer | Uint8Array | FormData;

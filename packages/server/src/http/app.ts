@@ -12,18 +12,18 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
 import type { HttpTimeouts } from '../config.js';
-import type { DashboardSessions } from '../dashboard-sessions.js';
+import { ApiError } from '../domain/errors.js';
 import { pooledRandomBytes } from '../domain/random-pool.js';
-import { ApiError } from '../errors.js';
-import type { FileService } from '../file-service.js';
+import type { FileService } from '../files/file-service.js';
 import type { Metrics } from '../metrics.js';
-import type { ModelList } from '../model-list.js';
+import type { ModelList } from '../models/model-list.js';
 import type { Storage } from '../ports/storage.js';
-import type { Store } from '../ports/store.js';
-import type { ResultLinks } from '../result-links.js';
-import type { TaskService } from '../task-service.js';
-import type { UsageService } from '../usage-service.js';
+import type { AccountStore, ApiKeyStore, DeliveryStore, StoreLifecycle, UsageStore } from '../ports/store.js';
+import type { ResultLinks } from '../tasks/result-links.js';
+import type { TaskService } from '../tasks/task-service.js';
+import type { UsageService } from '../usage/usage-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
 import { registerBodyParsers } from './body-parsers.js';
 import {
@@ -76,8 +76,15 @@ export interface DashboardDependencies {
   readonly mediaSources: readonly string[];
 }
 
+/** The store's roles the routes hand to use cases: readiness, API keys, limits, webhook secrets. */
+export type AppStore = Pick<StoreLifecycle, 'ping'> &
+  ApiKeyStore &
+  Pick<AccountStore, 'createAccount'> &
+  UsageStore &
+  Pick<DeliveryStore, 'getWebhookSecrets' | 'rotateWebhookSecret'>;
+
 export interface AppDependencies {
-  readonly store: Store;
+  readonly store: AppStore;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Largest body of task creation (inline `data:` assets count). */
@@ -236,7 +243,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       if (dashboard) {
         const { sessions, secureCookies } = dashboard;
         const requireSession = createSessionGuard(sessions);
-        dashboardSessionRoutes(routes, { store: deps.store, sessions, requireSession, secureCookies });
+        dashboardSessionRoutes(routes, { sessions, requireSession, secureCookies });
         dashboardKeyRoutes(routes, { store: deps.store, requireSession });
         if (api.usage) dashboardUsageRoutes(routes, { store: deps.store, usage: api.usage, requireSession });
         dashboardWebhookRoutes(routes, { store: deps.store, requireSession });

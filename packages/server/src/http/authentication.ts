@@ -6,11 +6,11 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { DashboardSessions } from '../dashboard-sessions.js';
+import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
+import { ApiError } from '../domain/errors.js';
 import { hashApiKey } from '../domain/identifiers.js';
 import type { TaskScope } from '../domain/task.js';
-import { ApiError } from '../errors.js';
-import type { DashboardSession, Store } from '../ports/store.js';
+import type { ApiKeyStore, DashboardSession } from '../ports/store.js';
 import { CSRF_HEADER, isStateChanging, sessionToken } from './session-cookie.js';
 
 export interface Principal extends TaskScope {
@@ -61,7 +61,7 @@ export async function sessionOf(
 }
 
 export function createAuthenticator(
-  store: Store,
+  store: Pick<ApiKeyStore, 'findActiveApiKey' | 'touchApiKey'>,
   sessions?: DashboardSessions,
   now: () => number = Date.now,
 ) {

@@ -12,7 +12,7 @@ import {
   type ApiErrorCode,
   CONNECTION_ERRORS,
   type ConnectionErrorCode,
-} from '../errors.js';
+} from '../domain/errors.js';
 
 export interface ErrorBody {
   error: { code: ApiErrorCode; message: string; type: string; param?: string; request_id: string };

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFinal, type PublicTask } from '../domain/task.js';
-import { watchTask } from '../task-watch.js';
+import { watchTask } from '../tasks/task-watch.js';
 import { answerSignal } from './answer-signal.js';
 import { TaskSchema } from './schemas.js';
 

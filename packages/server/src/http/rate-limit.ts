@@ -9,7 +9,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { principalOf, rateLimitSubject } from './authentication.js';
 
 export interface RateLimitSettings {

@@ -8,14 +8,14 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
+import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
 import { MODEL_IDS } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
 import { USAGE_GROUPINGS } from '../domain/usage.js';
 import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
-import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../errors.js';
-import type { PublicModel } from '../model-list.js';
-import type { DeletedTask, PublicTaskList } from '../task-service.js';
+import type { PublicModel } from '../models/model-list.js';
+import type { DeletedTask, PublicTaskList } from '../tasks/task-service.js';
 import type { ErrorBody } from './error-handler.js';
 
 /** A string with a fixed set of values: `{ type: 'string', enum }`, which fast-json-stringify writes as a plain string. */

@@ -4,7 +4,7 @@
  * the `X-CSRF-Token` header, and must match the session's.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SESSION_TTL_MS } from '../dashboard-sessions.js';
+import { SESSION_TTL_MS } from '../accounts/dashboard-sessions.js';
 
 export const SESSION_COOKIE = 'videogen_session';
 export const CSRF_HEADER = 'x-csrf-token';

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../domain/errors.js';
 import { errorHandler, notFoundHandler, sendError } from './error-handler.js';
 
 /**

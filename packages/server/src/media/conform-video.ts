@@ -7,8 +7,8 @@
  * shapes differ a lot), cut or held on its last frame to the duration.
  */
 import { rename } from 'node:fs/promises';
+import { TaskFailure } from '../domain/errors.js';
 import type { FrameSize } from '../domain/frame-size.js';
-import { TaskFailure } from '../errors.js';
 import { ffmpegPath } from './ffmpeg-paths.js';
 import { FfmpegProcess } from './ffmpeg-process.js';
 import { chooseFit, type FitMode, fitRect, type Rect } from './fit.js';

@@ -32,6 +32,11 @@ export interface Storage {
    * serves the object behind its own signed link.
    */
   presignedUrl?(key: string, options: PresignOptions): Promise<string>;
+  /**
+   * A capability of object storage: throws unless the bucket exists and the credentials reach it, so that a
+   * misconfiguration fails the start rather than the first request. Absent where there is nothing to reach.
+   */
+  checkBucket?(): Promise<void>;
 }
 
 export interface PresignOptions {

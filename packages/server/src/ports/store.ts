@@ -230,7 +230,8 @@ export interface DeleteOutcome {
   readonly task: TaskRecord;
 }
 
-export interface Store {
+/** Opening and closing the database. */
+export interface StoreLifecycle {
   /** Applies pending numbered migrations. */
   migrate(): Promise<void>;
   /**
@@ -241,7 +242,10 @@ export interface Store {
   close(): Promise<void>;
   /** A cheap round trip, for readiness checks. */
   ping(): Promise<void>;
+}
 
+/** Accounts, their dashboard owners and failed sign-ins. */
+export interface AccountStore {
   createAccount(): Promise<Account>;
   /** An account with a dashboard owner; undefined when the email already has an account. */
   createOwnedAccount(owner: AccountOwner): Promise<Account | undefined>;
@@ -258,14 +262,25 @@ export interface Store {
   recordSignInFailure(email: string): Promise<void>;
   /** When `email`'s sign-ins failed since `since` (epoch ms), oldest first. */
   listSignInFailures(email: string, since: number): Promise<number[]>;
+}
+
+/** The dashboard's sign-ins. */
+export interface SessionStore {
   createSession(session: Omit<DashboardSession, 'createdAt'>): Promise<DashboardSession>;
   /** A session that has not expired. */
   findSession(tokenHash: string): Promise<DashboardSession | undefined>;
   setSessionEnvironment(tokenHash: string, environment: Environment): Promise<boolean>;
   deleteSession(tokenHash: string): Promise<void>;
+}
+
+/** Server-wide secrets (the result links' signing key). */
+export interface SecretStore {
   /** A named server-wide secret, created by `generate` on first use and the same for every process after. */
   getOrCreateSecret(name: string, generate: () => string): Promise<string>;
+}
 
+/** API keys, stored as hashes. */
+export interface ApiKeyStore {
   createApiKey(key: NewApiKey): Promise<ApiKeyRecord>;
   /**
    * An active key (neither revoked nor past its rotation's grace period) by hash. May answer from a lookup up to
@@ -299,6 +314,10 @@ export interface Store {
     limits: UsageLimits,
     accountId?: string,
   ): Promise<ApiKeyRecord | undefined>;
+}
+
+/** Monthly limits and the usage they are checked against. */
+export interface UsageStore {
   /** The account's monthly limits; undefined when there is no such account. */
   getAccountLimits(accountId: string): Promise<UsageLimits | undefined>;
   /** False when there is no such account. */
@@ -308,7 +327,10 @@ export interface Store {
    * and deleted when it fails or is cancelled; they outlive the task (retention leaves them).
    */
   listUsage(accountId: string, query: UsageQuery): Promise<UsageSum[]>;
+}
 
+/** Tasks as their owners see them: made, read, listed, cancelled, deleted; the queue's size. */
+export interface TaskStore {
   /**
    * Makes the task and reserves its usage, in one transaction; throws `BudgetExceeded` (domain/usage.ts), keeping
    * nothing, when the reservation would pass a monthly limit of the account or the API key. Concurrent creations
@@ -326,11 +348,6 @@ export interface Store {
     task: NewTask,
     idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
   ): Promise<IdempotentCreation>;
-  createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord>;
-  /** Deletes up to `limit` uploaded files created before `createdBefore` (epoch ms) and returns them (retention). */
-  deleteExpiredFiles(createdBefore: number, limit: number): Promise<FileRecord[]>;
-  /** An uploaded file of `scope`. */
-  getFile(id: string, scope: TaskScope): Promise<FileRecord | undefined>;
   /** A page of the scope's tasks, newest first. */
   listTasks(scope: TaskScope, query: TaskListQuery): Promise<TaskList>;
   /**
@@ -345,7 +362,23 @@ export interface Store {
   deleteExpiredTasks(completedBefore: number, limit: number): Promise<TaskRecord[]>;
   /** Deletes a final task and its callback log; a running one is returned with `deleted: false`. */
   deleteTask(id: string, scope: TaskScope): Promise<DeleteOutcome | undefined>;
+  /** Tasks pending now, for metrics and readiness. */
+  countPendingTasks(): Promise<number>;
+  /** Queue depth, age and lease health for `/metrics`. */
+  queueStats(): Promise<QueueStats>;
+}
 
+/** Uploaded files. */
+export interface FileStore {
+  createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord>;
+  /** Deletes up to `limit` uploaded files created before `createdBefore` (epoch ms) and returns them (retention). */
+  deleteExpiredFiles(createdBefore: number, limit: number): Promise<FileRecord[]>;
+  /** An uploaded file of `scope`. */
+  getFile(id: string, scope: TaskScope): Promise<FileRecord | undefined>;
+}
+
+/** A worker's hold on a task, from its claim to its end; writes fenced by the claim. */
+export interface ClaimStore {
   /**
    * Claims the oldest pending task, or a processing one whose lease expired and that has attempts left,
    * and moves it to processing with a fresh lease and `attempts + 1`.
@@ -362,6 +395,14 @@ export interface Store {
    * no longer current.
    */
   recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean>;
+  completeTask(claim: Claim, resultKey: string): Promise<boolean>;
+  failTask(claim: Claim, error: TaskError): Promise<boolean>;
+  /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */
+  releaseTask(claim: Claim): Promise<boolean>;
+}
+
+/** Engines: fallback along a route, circuit breakers, in-flight counts. */
+export interface RoutingStore {
   /**
    * Moves a claimed task to another engine of `route` (fallback), skipping `exclude` (the engines it failed
    * on), under the same caps and circuits as claims; writes the engine only for `kind: 'engine'`. `wait`: the
@@ -383,6 +424,10 @@ export interface Store {
     policy: CircuitPolicy,
   ): Promise<void>;
   engineStats(): Promise<EngineStats>;
+}
+
+/** Running worker pools: what they serve, their liveness, the tasks they left behind. */
+export interface WorkerStore {
   /** Records a running worker pool and the model IDs it serves, until `ttlMs` from now unless renewed. */
   registerWorker(id: string, models: readonly ModelId[], ttlMs: number): Promise<void>;
   removeWorker(id: string): Promise<void>;
@@ -401,20 +446,13 @@ export interface Store {
    * registered pool whose worker lock is not held, and forgets those pools; resolves with the tasks requeued.
    */
   requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number>;
-  completeTask(claim: Claim, resultKey: string): Promise<boolean>;
-  failTask(claim: Claim, error: TaskError): Promise<boolean>;
-  /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */
-  releaseTask(claim: Claim): Promise<boolean>;
-  /** Tasks pending now, for metrics and readiness. */
-  countPendingTasks(): Promise<number>;
-  /** Queue depth, age and lease health for `/metrics`. */
-  queueStats(): Promise<QueueStats>;
+}
 
-  /*
-   * Callbacks. Every status change above that reaches processing (the first time), completed or failed queues
-   * a delivery for a task with a `callback_url`, in the same transaction as the change (the outbox).
-   */
-
+/**
+ * Callbacks. Every status change that reaches processing (the first time), completed or failed queues a
+ * delivery for a task with a `callback_url`, in the same transaction as the change (the outbox).
+ */
+export interface DeliveryStore {
   /** The account's secrets that sign now: the current one first, then any still in a rotation overlap. */
   getWebhookSecrets(accountId: string): Promise<WebhookSecret[]>;
   /** Replaces the current secret; the old one keeps signing for `overlapMs`. */
@@ -438,4 +476,29 @@ export interface Store {
   releaseDelivery(claim: DeliveryClaim): Promise<boolean>;
   /** A task's deliveries with their attempts, oldest first. */
   listDeliveries(taskId: string): Promise<DeliveryWithAttempts[]>;
+}
+
+/**
+ * The whole port, implemented by each store. Consumers take the role interfaces above that they use, so that
+ * what a module can do to the database shows in its signature.
+ */
+export interface Store
+  extends StoreLifecycle,
+    AccountStore,
+    SessionStore,
+    SecretStore,
+    ApiKeyStore,
+    UsageStore,
+    TaskStore,
+    FileStore,
+    ClaimStore,
+    RoutingStore,
+    WorkerStore,
+    DeliveryStore {
+  /**
+   * A capability of stores shared by several processes (PostgreSQL): a work signal between them, through the
+   * store's own connection and channels. Absent, the store's claimers share one process (SQLite) and an
+   * in-process signal serves.
+   */
+  createWorkSignal?(options: { readonly onError?: (error: unknown) => void }): WorkSignal;
 }

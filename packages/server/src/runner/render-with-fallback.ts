@@ -13,12 +13,12 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
+import { TaskFailure } from '../domain/errors.js';
 import type { TaskRecord } from '../domain/task.js';
-import type { EngineRouter } from '../engines/engine-router.js';
-import { TaskFailure } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
-import type { Claim, Store } from '../ports/store.js';
+import type { EngineRouter } from '../ports/engine-router.js';
+import type { Claim, RoutingStore } from '../ports/store.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
 const CAPACITY_RETRY_MS = 1000;
@@ -35,7 +35,7 @@ class AcceptTimeout extends TaskFailure {
 }
 
 export interface FallbackDependencies {
-  readonly store: Store;
+  readonly store: RoutingStore;
   readonly engines: EngineRouter;
   readonly leaseMs: number;
   readonly logger: Logger;

@@ -8,21 +8,21 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { downloadAssets } from '../assets/download-assets.js';
+import { TaskFailure } from '../domain/errors.js';
 import { frameSize, resolveAspectRatio } from '../domain/frame-size.js';
 import { getModel } from '../domain/models.js';
+import { resultKey } from '../domain/storage-keys.js';
 import type { TaskError, TaskRecord } from '../domain/task.js';
-import type { EngineRouter } from '../engines/engine-router.js';
-import { TaskFailure } from '../errors.js';
 import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
+import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
-import type { Claim, Store } from '../ports/store.js';
-import { resultKey } from '../result-links.js';
+import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 
 export interface RunTaskDependencies {
-  readonly store: Store;
+  readonly store: ClaimStore & RoutingStore;
   readonly storage: Storage;
   readonly engines: EngineRouter;
   readonly dispatcher: Dispatcher;

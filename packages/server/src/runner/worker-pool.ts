@@ -4,8 +4,8 @@
  * tasks and expired leases are still picked up.
  */
 
-import type { WorkerLock } from '../ports/store.js';
-import { settlesWithin } from '../settles-within.js';
+import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } from '../ports/store.js';
+import { settlesWithin } from '../process/settles-within.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
 import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
 
@@ -13,6 +13,7 @@ import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.
 const ORPHAN_CHECK_MS = 2000;
 
 export interface WorkerPoolOptions extends RunTaskDependencies {
+  readonly store: ClaimStore & RoutingStore & WorkerStore & Pick<TaskStore, 'getTask'>;
   readonly concurrency: number;
   readonly maxAttempts: number;
   /** Tasks of an account with this many processing stay pending until one ends; 0 or absent: no cap. */

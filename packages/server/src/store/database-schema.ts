@@ -1,11 +1,11 @@
 /** The tables as Kysely sees them; shared by the SQLite and PostgreSQL stores. */
 import type { ColumnType } from 'kysely';
 import type { DeliveryEvent, DeliveryStatus } from '../domain/delivery.js';
+import type { TaskErrorCode } from '../domain/errors.js';
 import type { AspectRatio, Quality } from '../domain/frame-size.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskStatus } from '../domain/task.js';
 import type { UploadKind } from '../domain/uploaded-file.js';
-import type { TaskErrorCode } from '../errors.js';
 
 /** Epoch milliseconds in a `bigint` column: better-sqlite3 returns a number, pg a string. */
 export type Millis = ColumnType<number | string, number, number>;

@@ -8,7 +8,7 @@
  * never taken for recorded before it is, and an attempt sent but not yet recorded when the process dies is
  * simply sent again once its claim lapses, which at-least-once delivery allows.
  */
-import type { FinishedDeliveryAttempt, Store } from '../ports/store.js';
+import type { DeliveryStore, FinishedDeliveryAttempt } from '../ports/store.js';
 
 interface Waiting {
   readonly finished: FinishedDeliveryAttempt;
@@ -17,12 +17,12 @@ interface Waiting {
 }
 
 export class AttemptRecorder {
-  readonly #store: Store;
+  readonly #store: DeliveryStore;
   readonly #collectMs: number;
   #waiting: Waiting[] = [];
   #writing: Promise<void> | undefined;
 
-  constructor(store: Store, collectMs: number) {
+  constructor(store: DeliveryStore, collectMs: number) {
     this.#store = store;
     this.#collectMs = collectMs;
   }

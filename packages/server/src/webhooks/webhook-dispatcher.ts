@@ -17,9 +17,9 @@ import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { type DeliveryRecord, deliveryBody } from '../domain/delivery.js';
 import type { Metrics } from '../metrics.js';
-import type { DeliveryClaim, DeliveryOutcome, Store } from '../ports/store.js';
-import type { ResultUrl } from '../result-links.js';
-import { settlesWithin } from '../settles-within.js';
+import type { DeliveryClaim, DeliveryOutcome, DeliveryStore } from '../ports/store.js';
+import { settlesWithin } from '../process/settles-within.js';
+import type { ResultUrl } from '../tasks/result-links.js';
 import { VERSION } from '../version.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
@@ -44,7 +44,7 @@ const CLAIMS_PER_SLOT = 4;
 const RECORDING_GROUP_MS = 5;
 
 export interface WebhookDispatcherOptions {
-  readonly store: Store;
+  readonly store: DeliveryStore;
   /** The guarded outbound dispatcher shared with asset downloads. */
   readonly dispatcher: Dispatcher;
   readonly logger: Logger;
@@ -80,7 +80,7 @@ interface InFlight {
 
 export class WebhookDispatcher {
   readonly workerId = `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}-webhooks`;
-  readonly #store: Store;
+  readonly #store: DeliveryStore;
   readonly #options: WebhookDispatcherOptions;
   readonly #concurrency: number;
   readonly #perHost: number;

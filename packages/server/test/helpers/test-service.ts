@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { createApiKey } from '../../src/api-keys.js';
+import { createApiKey } from '../../src/accounts/api-keys.js';
 import { loadConfig } from '../../src/config.js';
 import type { Environment } from '../../src/domain/task.js';
 import { type Service, type ServiceOptions, startService } from '../../src/service.js';

@@ -5,11 +5,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
+import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { mediaType } from '../media-type.js';
 
 const MAX_BYTES = 15 * 1024 * 1024;
 /** Ark's name for each format it takes, as the doc's `data:audio/<format>` has it. */

@@ -8,7 +8,7 @@
  * `InvalidAction.RunningTaskDeletion`), runs to its end and is billed, and the engine just stops waiting.
  */
 
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';

@@ -6,9 +6,9 @@
  * and sent as JPEG.
  */
 import { readFile } from 'node:fs/promises';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
+import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { mediaType } from '../media-type.js';
 
 const MIN_SIDE = 300;
 const MAX_SIDE = 6000;

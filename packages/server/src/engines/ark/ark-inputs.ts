@@ -10,7 +10,7 @@
  * lengths and (videos) pixel counts, which are checked here from the downloaded copies, so a request Ark would
  * refuse fails with a clear message and costs nothing.
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import type { ArkModelProfile } from './ark-models.js';
 

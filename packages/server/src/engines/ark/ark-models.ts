@@ -5,7 +5,7 @@
  * which images play which role, and the reference media limits. The 1.0 lite models (being retired) are not
  * covered.
  */
-import { ANY_INPUT, type EngineCapabilities } from '../engine-capabilities.js';
+import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
 import type { ArkModelFamily, ArkOptions } from './ark-options.js';
 
 export type ArkResolution = '480p' | '720p' | '1080p';

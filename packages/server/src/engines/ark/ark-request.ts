@@ -5,8 +5,9 @@
  * `watermark`, and `generate_audio` where the model makes sound. Values are mapped onto what the model takes;
  * the result is conformed to the job afterwards.
  */
+
+import { TaskFailure } from '../../domain/errors.js';
 import { type AspectRatio, nearestAspectRatio, type Quality } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import type { RenderJob } from '../../ports/engine.js';
 import { chooseSeconds } from '../size-mapping.js';
 import { type AudioConversion, arkAudioUrl } from './ark-audio.js';

@@ -9,7 +9,7 @@
  * refusals (`upstream_refused`). Sources: the create, retrieve and error-code pages (docs.byteplus.com
  * ModelArk 1520757, 1521309, 1299023; volcengine.com/docs/82379 the same).
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
 
 export interface ArkError {

@@ -5,8 +5,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type Dispatcher, FormData, request } from 'undici';
-import { TaskFailure } from '../../errors.js';
-import { IMAGE_EXTENSIONS, sniffMediaType } from '../media-type.js';
+import { TaskFailure } from '../../domain/errors.js';
+import { IMAGE_EXTENSIONS, sniffMediaType } from '../../media/media-type.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {

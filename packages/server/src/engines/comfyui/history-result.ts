@@ -4,7 +4,7 @@
  * `execution_interrupted` message (websocket or history) as a `TaskFailure`.
  */
 import { extname } from 'node:path';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 
 /** A file a node wrote: fetched with `GET /view?filename=…&subfolder=…&type=…`. */
 export interface OutputFile {

@@ -9,8 +9,8 @@
  * this command cannot run without that asset, and the client can fix it by sending one.
  */
 import { join } from 'node:path';
+import { TaskFailure } from '../../domain/errors.js';
 import { nearestAspectRatio } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import type { ExecOptions } from './exec-options.js';
 import type { GeneratorFormat } from './generator-format.js';

@@ -17,7 +17,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, readdir, stat } from 'node:fs/promises';
 import { delimiter, dirname, extname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';

@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { upstreamCheck } from '../upstream-check.js';
 import {

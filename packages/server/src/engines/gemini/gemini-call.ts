@@ -13,7 +13,7 @@
  * cannot carry it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import {
   UpstreamAnswer,
   type UpstreamCall,

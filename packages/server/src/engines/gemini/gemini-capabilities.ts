@@ -1,5 +1,5 @@
 /** What a `gemini` engine can hand Veo (engine-capabilities.ts): decided by the configured model. */
-import { ANY_INPUT, type EngineCapabilities } from '../engine-capabilities.js';
+import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
 import type { GeminiOptions } from './gemini-options.js';
 import { veoModel } from './veo-models.js';
 

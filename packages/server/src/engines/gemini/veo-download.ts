@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Dispatcher, request } from 'undici';
 import { megabytes } from '../../assets/megabytes.js';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { parseRetryAfter } from '../../outbound/retry-after.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../upstream-file.js';
 import { isTransientStatus, type UpstreamOptions, UpstreamRefusal } from '../upstream-request.js';

@@ -13,7 +13,7 @@
  *
  * Fields not named here (`@type`, `metadata`, `video.encoding`…) are ignored.
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
 
 /** `models/{model}/operations/{id}`: polled as `GET /v1beta/{name}`. */

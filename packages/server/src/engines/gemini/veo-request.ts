@@ -13,7 +13,7 @@
  * it is always accepted), `generateAudio` (refused; Veo 3 always makes sound), `sampleCount` (one video is the
  * default) and `enhancePrompt`.
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
 import type { VeoModel } from './veo-models.js';

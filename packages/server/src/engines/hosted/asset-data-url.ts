@@ -4,8 +4,8 @@
  * sent inline from the copy the worker downloaded, its type read from its bytes.
  */
 import { readFile } from 'node:fs/promises';
+import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { mediaType } from '../media-type.js';
 
 export interface InlineAsset {
   readonly contentType: string;

@@ -6,7 +6,7 @@
  * 429 `Retry-After` and transient failures are retried inside each call (upstream-request.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 
 export type HostedState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 

@@ -14,7 +14,7 @@
  * the job has no value for is left out, so optional inputs (`end_image_url: "{{last_image}}"`) go only when the
  * job has them. Which placeholders a template uses also says which inputs the engine can take.
  */
-import type { EngineCapabilities } from '../engine-capabilities.js';
+import type { EngineCapabilities } from '../../domain/engine-capabilities.js';
 
 export type TemplateValue = string | number | readonly string[];
 export type TemplateValues = ReadonlyMap<string, TemplateValue>;

@@ -4,8 +4,8 @@
  * faded out at the end.
  */
 import type { Writable } from 'node:stream';
+import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 
 export type EncoderPreset = 'ultrafast' | 'veryfast';

@@ -3,7 +3,7 @@
  * image, the scene crossfades to it mid-way while it settles, so the last frame is exactly that image.
  */
 import { type Canvas, createCanvas, type SKRSContext2D } from '@napi-rs/canvas';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset } from '../../ports/engine.js';
 import type { Scene, SceneSettings } from './scene.js';
 import { hashString, mixSeeds, SeededRandom } from './seeded-random.js';

@@ -6,7 +6,7 @@
  */
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { probe } from '../../media/probe.js';
 import type { LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
 import { abortReason, untilAborted } from '../until-aborted.js';

@@ -4,7 +4,7 @@
  * variant crossfades between segments; the fast one cuts, so video frames pass straight to the encoder.
  */
 import { type Canvas, createCanvas, ImageData, type SKRSContext2D } from '@napi-rs/canvas';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import { probe } from '../../media/probe.js';
 import type { LocalAsset } from '../../ports/engine.js';
 import { mentionedOrder } from './prompt-mentions.js';

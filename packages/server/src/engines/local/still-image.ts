@@ -4,8 +4,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { type Canvas, createCanvas, type Image, loadImage, type SKRSContext2D } from '@napi-rs/canvas';
+import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import { chooseFit, fitRect, type Rect } from '../../media/fit.js';
 import { blurredBackdrop } from '../../media/fitted-image.js';
 import type { LocalAsset } from '../../ports/engine.js';

@@ -4,8 +4,8 @@
  * ffmpeg blocks on a full pipe, so frames are decoded only as fast as they are read.
  */
 import type { Readable } from 'node:stream';
+import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 import { ffmpegFitScaleExpression } from '../../media/fit.js';
 import type { LocalAsset } from '../../ports/engine.js';

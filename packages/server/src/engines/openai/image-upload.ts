@@ -7,9 +7,9 @@
  * file's first bytes, then from an extension, if any.
  */
 import { readFile } from 'node:fs/promises';
+import { TaskFailure } from '../../domain/errors.js';
 import type { FrameSize } from '../../domain/frame-size.js';
-import { TaskFailure } from '../../errors.js';
-import { IMAGE_EXTENSIONS, mediaType } from '../media-type.js';
+import { IMAGE_EXTENSIONS, mediaType } from '../../media/media-type.js';
 
 export interface ImageUpload {
   readonly bytes: Buffer;

@@ -5,8 +5,8 @@
  * Downloaded assets carry no extension, so the media type is read from the file's first bytes.
  */
 import { readFile } from 'node:fs/promises';
+import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
-import { mediaType } from '../media-type.js';
 
 function isHttpUrl(url: string): boolean {
   return /^https?:\/\//i.test(url);

@@ -3,7 +3,7 @@
  * its failure becomes here: asset problems keep their code, so the client learns its asset was at fault;
  * everything else is `upstream_error` quoting the other server's code and message.
  */
-import { type TaskErrorCode, TaskFailure } from '../../errors.js';
+import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
 
 export interface RelayTask {
   readonly id: string;

@@ -4,7 +4,7 @@
  * `unsupported_inputs: drop` nothing is refused at creation, and the template simply leaves out what it has no
  * place for.
  */
-import { ANY_INPUT, type EngineCapabilities } from '../engine-capabilities.js';
+import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
 import { InputTemplate } from '../hosted/input-template.js';
 import type { ReplicateOptions } from './replicate-options.js';
 

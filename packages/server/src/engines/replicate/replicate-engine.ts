@@ -12,7 +12,7 @@
  * answers 5xx is not sent again, since Replicate may have created the prediction anyway (both SDKs retry a
  * create only on 429); every other call is retried on 429 and 5xx within the task's time limit.
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';

@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
 import type { InputTemplate } from '../hosted/input-template.js';

@@ -3,7 +3,7 @@
  * a last frame and references only where the model takes them. With `unsupported_inputs: drop` nothing is
  * refused at creation and the engine leaves out what the model cannot take.
  */
-import { ANY_INPUT, type EngineCapabilities } from '../engine-capabilities.js';
+import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
 import { RUNWAY_MODELS, type RunwayModel } from './runway-models.js';
 import type { RunwayOptions } from './runway-options.js';
 

@@ -6,9 +6,9 @@
  */
 import { stat } from 'node:fs/promises';
 import { megabytes } from '../../assets/megabytes.js';
-import { TaskFailure } from '../../errors.js';
+import { unsupportedInput } from '../../domain/engine-capabilities.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
-import { unsupportedInput } from '../engine-capabilities.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
 import { chooseSeconds, chooseSize } from '../size-mapping.js';
 import { modelCapabilities } from './runway-capabilities.js';

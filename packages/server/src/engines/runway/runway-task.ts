@@ -5,7 +5,7 @@
  * Content moderation's codes (`SAFETY.*`, `INPUT_PREPROCESSING.SAFETY.*`; "do not retry", Runway's task
  * failures page) are refusals; every other failure is the provider's error.
  */
-import { TaskFailure } from '../../errors.js';
+import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
 
 const REFUSAL_CODE_PREFIXES = ['SAFETY.', 'INPUT_PREPROCESSING.SAFETY.'];

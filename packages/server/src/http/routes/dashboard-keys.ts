@@ -1,12 +1,23 @@
 /** The dashboard's key management: list, create (shown once), revoke and rotate with a grace period. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import { activeApiKeys, createApiKey, rotateApiKey, toPublicApiKey } from '../../api-keys.js';
+import {
+  activeApiKeys,
+  createApiKey,
+  revokeActiveApiKey,
+  rotateApiKey,
+  toPublicApiKey,
+} from '../../accounts/api-keys.js';
+import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
-import { ApiError } from '../../errors.js';
-import type { Store } from '../../ports/store.js';
-import { fromPublicLimits, type PublicLimits, setApiKeyLimits, toPublicLimits } from '../../usage-limits.js';
+import type { AccountStore, ApiKeyStore } from '../../ports/store.js';
+import {
+  fromPublicLimits,
+  type PublicLimits,
+  setApiKeyLimits,
+  toPublicLimits,
+} from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
@@ -45,7 +56,10 @@ function keyNotFound(): ApiError {
 
 export function dashboardKeyRoutes(
   app: FastifyInstance,
-  deps: { store: Store; requireSession: preValidationAsyncHookHandler },
+  deps: {
+    store: ApiKeyStore & Pick<AccountStore, 'createAccount'>;
+    requireSession: preValidationAsyncHookHandler;
+  },
 ) {
   const accountOf = (request: FastifyRequest) => signedInSession(request).accountId;
 
@@ -125,8 +139,8 @@ export function dashboardKeyRoutes(
     async (request) => {
       const accountId = accountOf(request);
       const { key_id: keyId } = request.params;
-      const key = (await activeApiKeys(deps.store, accountId)).find((k) => k.id === keyId);
-      if (!key || !(await deps.store.revokeApiKey(keyId, accountId))) throw keyNotFound();
+      const key = await revokeActiveApiKey(deps.store, accountId, keyId);
+      if (!key) throw keyNotFound();
       return { api_key: toPublicApiKey(key) };
     },
   );

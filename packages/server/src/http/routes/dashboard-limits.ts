@@ -1,7 +1,7 @@
 /** The monthly limits as the dashboard's routes take and show them (usage-limits.ts keeps the rules). */
 import { Type } from '@sinclair/typebox';
-import { ApiError } from '../../errors.js';
-import { LimitError } from '../../usage-limits.js';
+import { ApiError } from '../../domain/errors.js';
+import { LimitError } from '../../usage/usage-limits.js';
 
 // Null first: Fastify's Ajv coerces types, and would turn a null into 0 for a number branch tried before it.
 const VideoSeconds = Type.Union([Type.Null(), Type.Integer({ minimum: 0 })], {

@@ -1,10 +1,10 @@
 /** Dashboard sign-in and the session: sign in, sign out, who is signed in, which environment they look at. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
-import type { DashboardSessions } from '../../dashboard-sessions.js';
+import type { DashboardSessions } from '../../accounts/dashboard-sessions.js';
+import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
-import { ApiError } from '../../errors.js';
-import type { DashboardSession, Store } from '../../ports/store.js';
+import type { DashboardSession } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from '../session-cookie.js';
@@ -38,7 +38,6 @@ const CHANGE_ERRORS = [...SESSION_ERRORS, 'invalid_csrf_token'] as const;
 export function dashboardSessionRoutes(
   app: FastifyInstance,
   deps: {
-    store: Store;
     sessions: DashboardSessions;
     requireSession: preValidationAsyncHookHandler;
     secureCookies: boolean;
@@ -46,7 +45,7 @@ export function dashboardSessionRoutes(
 ) {
   /** The session's body; undefined when its account no longer has an owner. */
   async function body(session: DashboardSession): Promise<SessionBody | undefined> {
-    const account = await deps.store.getAccount(session.accountId);
+    const account = await deps.sessions.account(session);
     if (!account?.email) return undefined;
     return {
       account: { id: account.id, email: account.email },

@@ -1,7 +1,7 @@
 /** What the dashboard shows of a task beyond the public API: the request it was created with. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
-import type { TaskService } from '../../task-service.js';
+import type { TaskService } from '../../tasks/task-service.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses, TaskIdParams } from '../schemas.js';
 

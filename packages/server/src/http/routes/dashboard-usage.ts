@@ -6,9 +6,14 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import { unixSeconds } from '../../domain/unix-seconds.js';
 import { nextMonthStart } from '../../domain/usage.js';
-import type { Store } from '../../ports/store.js';
-import { accountLimits, type PublicLimits, setAccountLimits, toPublicLimits } from '../../usage-limits.js';
-import type { UsageService } from '../../usage-service.js';
+import type { UsageStore } from '../../ports/store.js';
+import {
+  accountLimits,
+  type PublicLimits,
+  setAccountLimits,
+  toPublicLimits,
+} from '../../usage/usage-limits.js';
+import type { UsageService } from '../../usage/usage-service.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
@@ -38,7 +43,7 @@ const READ_ERRORS = ['not_signed_in', 'internal_error'] as const;
 
 export function dashboardUsageRoutes(
   app: FastifyInstance,
-  deps: { store: Store; usage: UsageService; requireSession: preValidationAsyncHookHandler },
+  deps: { store: UsageStore; usage: UsageService; requireSession: preValidationAsyncHookHandler },
 ) {
   const accountOf = (request: FastifyRequest) => signedInSession(request).accountId;
 

@@ -2,8 +2,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
 import { unixSeconds } from '../../domain/unix-seconds.js';
-import type { Store } from '../../ports/store.js';
-import { WEBHOOK_SECRET_OVERLAP_MS } from '../../webhooks/webhook-signature.js';
+import type { DeliveryStore } from '../../ports/store.js';
+import { rotateWebhookSecret, webhookSecrets } from '../../webhooks/webhook-secrets.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 
@@ -16,9 +16,10 @@ const WebhookSecretSchema = Type.Object({
   ),
 });
 
-async function describe(store: Store, accountId: string) {
-  const [current, ...previous] = await store.getWebhookSecrets(accountId);
-  if (!current) throw new Error(`account ${accountId} has no webhook signing secret`);
+type SecretsStore = Pick<DeliveryStore, 'getWebhookSecrets' | 'rotateWebhookSecret'>;
+
+async function describe(store: SecretsStore, accountId: string) {
+  const { current, previous } = await webhookSecrets(store, accountId);
   return {
     secret: current.secret,
     created_at: unixSeconds(current.createdAt),
@@ -28,7 +29,7 @@ async function describe(store: Store, accountId: string) {
 
 export function dashboardWebhookRoutes(
   app: FastifyInstance,
-  deps: { store: Store; requireSession: preValidationAsyncHookHandler },
+  deps: { store: SecretsStore; requireSession: preValidationAsyncHookHandler },
 ) {
   app.get(
     '/dashboard/api/webhook-secret',
@@ -63,7 +64,7 @@ export function dashboardWebhookRoutes(
     },
     async (request) => {
       const { accountId } = signedInSession(request);
-      await deps.store.rotateWebhookSecret(accountId, WEBHOOK_SECRET_OVERLAP_MS);
+      await rotateWebhookSecret(deps.store, accountId);
       return describe(deps.store, accountId);
     },
   );

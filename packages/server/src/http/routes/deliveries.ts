@@ -1,7 +1,7 @@
 /** A task's callback delivery log, and sending its latest state again (docs/decisions.md#callbacks). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import type { TaskService } from '../../task-service.js';
+import type { TaskService } from '../../tasks/task-service.js';
 import { principalOf } from '../authentication.js';
 import {
   API_KEY_SECURITY,

@@ -5,8 +5,8 @@
 import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import { ApiError } from '../../errors.js';
-import type { FileService } from '../../file-service.js';
+import { ApiError } from '../../domain/errors.js';
+import type { FileService } from '../../files/file-service.js';
 import { principalOf } from '../authentication.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, FileSchema } from '../schemas.js';
 

@@ -4,7 +4,7 @@ import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { GenerationRequestSchema } from '../../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { PublicTask } from '../../domain/task.js';
-import type { TaskService } from '../../task-service.js';
+import type { TaskService } from '../../tasks/task-service.js';
 import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';

@@ -1,7 +1,7 @@
 /** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the store answers and we are not draining). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Store } from '../../ports/store.js';
+import type { StoreLifecycle } from '../../ports/store.js';
 
 const Status = (values: string[], description: string) =>
   Type.Object({ status: Type.Unsafe<string>({ type: 'string', enum: values }) }, { description });
@@ -17,7 +17,10 @@ const READYZ_SCHEMA = {
   },
 };
 
-export function healthRoutes(app: FastifyInstance, deps: { store: Store; isDraining: () => boolean }) {
+export function healthRoutes(
+  app: FastifyInstance,
+  deps: { store: Pick<StoreLifecycle, 'ping'>; isDraining: () => boolean },
+) {
   app.get(
     '/healthz',
     {

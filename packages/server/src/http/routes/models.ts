@@ -1,6 +1,6 @@
 /** `GET /v1/models` and `GET /v1/models/{model_id}`: the catalogue as this gateway serves it (model-list.ts). */
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import type { ModelList } from '../../model-list.js';
+import type { ModelList } from '../../models/model-list.js';
 import {
   API_KEY_SECURITY,
   AUTHENTICATED_ERRORS,

@@ -6,9 +6,9 @@
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import parseRange from 'range-parser';
-import { ApiError } from '../../errors.js';
+import { ApiError } from '../../domain/errors.js';
 import type { Storage } from '../../ports/storage.js';
-import type { ResultLinks } from '../../result-links.js';
+import type { ResultLinks } from '../../tasks/result-links.js';
 import { errorResponses } from '../schemas.js';
 
 interface ResultRequest {

@@ -5,7 +5,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { parseTaskListQuery, TaskListQuerySchema } from '../../domain/task-list-query.js';
-import type { TaskService } from '../../task-service.js';
+import type { TaskService } from '../../tasks/task-service.js';
 import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';

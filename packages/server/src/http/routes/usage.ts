@@ -2,7 +2,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { USAGE_GROUPINGS } from '../../domain/usage.js';
-import type { UsageService } from '../../usage-service.js';
+import type { UsageService } from '../../usage/usage-service.js';
 import { principalOf } from '../authentication.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, UsageReportSchema } from '../schemas.js';
 

@@ -2,7 +2,7 @@
  * Accounts with an owner who signs in to the dashboard: email and an argon2id password hash. Made by
  * `videogen accounts create`; the dashboard itself never creates accounts.
  */
-import type { Store } from './ports/store.js';
+import type { AccountStore } from '../ports/store.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
 /** argon2 hashes what it is given; a megabyte "password" would only cost us time. */
@@ -47,7 +47,7 @@ export async function verifyPassword(passwordHash: string, password: string): Pr
  * keys only, such as the first account `serve` makes) its owner.
  */
 export async function createOwnerAccount(
-  store: Store,
+  store: Pick<AccountStore, 'setAccountOwner' | 'createOwnedAccount'>,
   owner: { email: string; password: string; accountId?: string },
 ): Promise<{ accountId: string; email: string }> {
   const email = normaliseEmail(owner.email);
@@ -72,7 +72,7 @@ export async function createOwnerAccount(
  * the account ends, and a sign-in lockout for the email is lifted.
  */
 export async function resetOwnerPassword(
-  store: Store,
+  store: Pick<AccountStore, 'setOwnerPassword'>,
   owner: { email: string; password: string },
 ): Promise<void> {
   const email = normaliseEmail(owner.email);

@@ -4,9 +4,12 @@
  * the durations, qualities and aspect ratios (every engine's result is conformed to these), and whether it can
  * run now: some engine of its route with a circuit that is not open, and some live worker serving it.
  */
-import { circuitState, routeEngines } from './domain/engine-route.js';
-import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from './domain/frame-size.js';
-import { MAX_DURATION, MIN_DURATION } from './domain/generation-request.js';
+
+import { ANY_INPUT, type EngineCapabilities } from '../domain/engine-capabilities.js';
+import { type CircuitPolicy, circuitState, type EngineRoute, routeEngines } from '../domain/engine-route.js';
+import { ApiError } from '../domain/errors.js';
+import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from '../domain/frame-size.js';
+import { MAX_DURATION, MIN_DURATION } from '../domain/generation-request.js';
 import {
   type AssetField,
   type AssetLimits,
@@ -15,12 +18,8 @@ import {
   MODELS,
   type ModelDefinition,
   type ModelId,
-} from './domain/models.js';
-import { ANY_INPUT, type EngineCapabilities } from './engines/engine-capabilities.js';
-import type { EnginesConfig } from './engines/engines-file.js';
-import { routeCapabilities } from './engines/routed-inputs.js';
-import { ApiError } from './errors.js';
-import type { Store } from './ports/store.js';
+} from '../domain/models.js';
+import type { EngineStats, RoutingStore, WorkerStore } from '../ports/store.js';
 
 /**
  * When the catalogue of videogen 2.0 was published (docs/decisions.md#model-list): the `created` of every
@@ -78,12 +77,24 @@ function inputsOf(
   return inputs;
 }
 
-export class ModelList {
-  readonly #config: EnginesConfig;
-  readonly #store: Store;
+/** What the model list knows of this process's engines file. */
+export interface ModelRouting {
+  /** Each model ID's route; a model ID absent here is routed by another process's file. */
+  readonly routes: ReadonlyMap<ModelId, EngineRoute>;
+  readonly circuit: CircuitPolicy;
+  /** What every engine of the route can take. */
+  capabilities(route: EngineRoute): EngineCapabilities;
+}
 
-  constructor(options: { config: EnginesConfig; store: Store }) {
-    this.#config = options.config;
+/** What the model list reads: the engines' state and the models workers serve. */
+type ModelStore = Pick<RoutingStore, 'engineStats'> & Pick<WorkerStore, 'servedModels'>;
+
+export class ModelList {
+  readonly #routing: ModelRouting;
+  readonly #store: ModelStore;
+
+  constructor(options: { routing: ModelRouting; store: ModelStore }) {
+    this.#routing = options.routing;
     this.#store = options.store;
   }
 
@@ -102,13 +113,9 @@ export class ModelList {
     return model;
   }
 
-  #describe(
-    id: ModelId,
-    stats: Awaited<ReturnType<Store['engineStats']>>,
-    served: ReadonlySet<ModelId>,
-  ): PublicModel {
+  #describe(id: ModelId, stats: EngineStats, served: ReadonlySet<ModelId>): PublicModel {
     const model = MODELS.get(id) as ModelDefinition;
-    const route = this.#config.models.get(id);
+    const route = this.#routing.routes.get(id);
     const base = {
       id,
       object: 'model' as const,
@@ -121,13 +128,12 @@ export class ModelList {
       aspect_ratios: [...ASPECT_RATIOS],
     };
     // An API process with no engines file for this model (another file on the workers) knows no limits.
-    const inputs = inputsOf(model, route ? routeCapabilities(this.#config, route) : ANY_INPUT);
+    const inputs = inputsOf(model, route ? this.#routing.capabilities(route) : ANY_INPUT);
     const reason = !served.has(id)
       ? 'No worker serving this model is running.'
       : route &&
           routeEngines(route).every(
-            (engine) =>
-              circuitState(stats.circuits.get(engine), this.#config.routing.circuit, stats.now) === 'open',
+            (engine) => circuitState(stats.circuits.get(engine), this.#routing.circuit, stats.now) === 'open',
           )
         ? 'Every engine of this model is unavailable (circuit open); tasks wait until one recovers.'
         : undefined;

@@ -5,9 +5,9 @@
  * is harmless.
  */
 import type { Logger } from 'pino';
-import { uploadKey } from './domain/uploaded-file.js';
-import type { Storage } from './ports/storage.js';
-import type { Store } from './ports/store.js';
+import { uploadKey } from '../domain/storage-keys.js';
+import type { Storage } from '../ports/storage.js';
+import type { FileStore, TaskStore } from '../ports/store.js';
 import { deleteTaskFiles } from './task-files.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -15,7 +15,7 @@ const BATCH = 100;
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface RetentionOptions {
-  readonly store: Store;
+  readonly store: Pick<TaskStore, 'deleteExpiredTasks'> & Pick<FileStore, 'deleteExpiredFiles'>;
   readonly storage: Storage;
   readonly logger: Logger;
   readonly retentionDays: number;

@@ -3,10 +3,10 @@
  * process counts the same failures), and keeps sessions whose token only the browser's cookie holds.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { ApiError } from '../domain/errors.js';
+import type { Environment } from '../domain/task.js';
+import type { Account, AccountStore, DashboardSession, SessionStore } from '../ports/store.js';
 import { hashPassword, MAX_PASSWORD_LENGTH, normaliseEmail, verifyPassword } from './accounts.js';
-import type { Environment } from './domain/task.js';
-import { ApiError } from './errors.js';
-import type { DashboardSession, Store } from './ports/store.js';
 
 export interface SignInLimits {
   /** Failed sign-ins allowed per email within `windowMs`; the next attempt is refused, even with the right password. */
@@ -28,13 +28,17 @@ function tokenHash(token: string): string {
 }
 
 export class DashboardSessions {
-  readonly #store: Store;
+  readonly #store: SessionStore & AccountStore;
   readonly #limits: SignInLimits;
   readonly #now: () => number;
   /** Verified against when the email is unknown, so that the answer takes as long as for a wrong password. */
   #decoy: Promise<string> | undefined;
 
-  constructor(store: Store, limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS, now: () => number = Date.now) {
+  constructor(
+    store: SessionStore & AccountStore,
+    limits: SignInLimits = DEFAULT_SIGN_IN_LIMITS,
+    now: () => number = Date.now,
+  ) {
     this.#store = store;
     this.#limits = limits;
     this.#now = now;
@@ -85,5 +89,10 @@ export class DashboardSessions {
 
   signOut(session: DashboardSession): Promise<void> {
     return this.#store.deleteSession(session.tokenHash);
+  }
+
+  /** The session's account; undefined when it no longer exists. */
+  account(session: DashboardSession): Promise<Account | undefined> {
+    return this.#store.getAccount(session.accountId);
   }
 }

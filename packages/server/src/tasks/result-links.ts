@@ -5,7 +5,8 @@
  * the bucket directly.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Storage } from './ports/storage.js';
+import { resultKey } from '../domain/storage-keys.js';
+import type { Storage } from '../ports/storage.js';
 
 /** The link to a completed task's video, as `results[0]` carries it. */
 export type ResultUrl = (taskId: string) => Promise<string>;
@@ -21,10 +22,6 @@ const SIGNED_LINKS_KEPT = 1000;
 export interface VerifiedLink {
   readonly taskId: string;
   readonly key: string;
-}
-
-export function resultKey(taskId: string): string {
-  return `results/${taskId}.mp4`;
 }
 
 export class ResultLinks {

@@ -1,10 +1,11 @@
 /** API key management for the CLI and the dashboard: keys are shown once and stored as hashes. */
-import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from './domain/identifiers.js';
-import type { Environment } from './domain/task.js';
-import { unixSeconds } from './domain/unix-seconds.js';
-import type { UsageLimits } from './domain/usage.js';
-import type { ApiKeyRecord, Store } from './ports/store.js';
-import { toPublicLimits } from './usage-limits.js';
+import { isActiveApiKey } from '../domain/api-key-state.js';
+import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from '../domain/identifiers.js';
+import type { Environment } from '../domain/task.js';
+import { unixSeconds } from '../domain/unix-seconds.js';
+import type { UsageLimits } from '../domain/usage.js';
+import type { AccountStore, ApiKeyRecord, ApiKeyStore } from '../ports/store.js';
+import { toPublicLimits } from '../usage/usage-limits.js';
 
 /** A key as the dashboard lists it: never the key itself, times in Unix seconds. */
 export interface PublicApiKey {
@@ -36,16 +37,42 @@ export function toPublicApiKey(record: ApiKeyRecord): PublicApiKey {
   };
 }
 
-/** The keys that work now (not revoked, not past a rotation's grace period), newest first. */
+/** The keys that work now, newest first. */
 export async function activeApiKeys(
-  store: Store,
+  store: Pick<ApiKeyStore, 'listApiKeys'>,
   accountId: string,
   now = Date.now(),
 ): Promise<ApiKeyRecord[]> {
   const keys = await store.listApiKeys(accountId);
-  return keys
-    .filter((key) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now))
-    .reverse();
+  return keys.filter((key) => isActiveApiKey(key, now)).reverse();
+}
+
+/** Every account's keys, whatever their state, oldest first (`videogen keys list`). */
+export function allApiKeys(store: Pick<ApiKeyStore, 'listApiKeys'>): Promise<ApiKeyRecord[]> {
+  return store.listApiKeys();
+}
+
+/**
+ * Revokes the one active key with this id or displayed prefix, of `accountId`'s keys when given; false unless
+ * exactly one matched.
+ */
+export function revokeApiKey(
+  store: Pick<ApiKeyStore, 'revokeApiKey'>,
+  idOrPrefix: string,
+  accountId?: string,
+): Promise<boolean> {
+  return store.revokeApiKey(idOrPrefix, accountId);
+}
+
+/** Revokes an active key of the account by id and returns it as it was; undefined when there is none. */
+export async function revokeActiveApiKey(
+  store: Pick<ApiKeyStore, 'listApiKeys' | 'revokeApiKey'>,
+  accountId: string,
+  keyId: string,
+): Promise<ApiKeyRecord | undefined> {
+  const key = (await activeApiKeys(store, accountId)).find((k) => k.id === keyId);
+  if (!key || !(await store.revokeApiKey(keyId, accountId))) return undefined;
+  return key;
 }
 
 export interface CreatedKey {
@@ -55,7 +82,9 @@ export interface CreatedKey {
 }
 
 /** The account keys are created for when none is named: the first one, created on an empty store. */
-export async function defaultAccountId(store: Store): Promise<string> {
+export async function defaultAccountId(
+  store: Pick<ApiKeyStore, 'listApiKeys'> & Pick<AccountStore, 'createAccount'>,
+): Promise<string> {
   const keys = await store.listApiKeys();
   const first = keys.at(0)?.accountId;
   if (first) return first;
@@ -63,7 +92,7 @@ export async function defaultAccountId(store: Store): Promise<string> {
 }
 
 export async function createApiKey(
-  store: Store,
+  store: Pick<ApiKeyStore, 'listApiKeys' | 'createApiKey'> & Pick<AccountStore, 'createAccount'>,
   options: { name: string; environment: Environment; accountId?: string; limits?: UsageLimits },
 ): Promise<CreatedKey> {
   const accountId = options.accountId ?? (await defaultAccountId(store));
@@ -80,7 +109,10 @@ export async function createApiKey(
 }
 
 /** On a store with no account yet, creates one with a development key; otherwise nothing. */
-export async function createFirstKey(store: Store): Promise<CreatedKey | undefined> {
+export async function createFirstKey(
+  store: Pick<ApiKeyStore, 'listApiKeys' | 'createApiKey'> &
+    Pick<AccountStore, 'createAccount' | 'countAccounts'>,
+): Promise<CreatedKey | undefined> {
   if ((await store.countAccounts()) > 0) return undefined;
   const account = await store.createAccount();
   return createApiKey(store, {
@@ -95,7 +127,7 @@ export async function createFirstKey(store: Store): Promise<CreatedKey | undefin
  * `graceMs` so that its clients can move over. Undefined when the account has no such active key.
  */
 export async function rotateApiKey(
-  store: Store,
+  store: Pick<ApiKeyStore, 'listApiKeys' | 'rotateApiKey'>,
   accountId: string,
   keyId: string,
   graceMs: number,

@@ -2,9 +2,10 @@
  * Monthly limits of accounts and API keys, for the CLI and the dashboard: read and set in public units (video
  * seconds, and amounts of the prices' currency), kept in the store in micro-units.
  */
-import { fromMicros, toMicros } from './domain/prices.js';
-import type { UsageLimits } from './domain/usage.js';
-import type { ApiKeyRecord, Store } from './ports/store.js';
+import { isActiveApiKey } from '../domain/api-key-state.js';
+import { fromMicros, toMicros } from '../domain/prices.js';
+import type { UsageLimits } from '../domain/usage.js';
+import type { ApiKeyRecord, ApiKeyStore, UsageStore } from '../ports/store.js';
 
 /** Limits as the dashboard and the CLI show and take them; null is no limit. */
 export interface PublicLimits {
@@ -57,13 +58,16 @@ export function parseLimitArgument(field: keyof PublicLimits, text: string): num
   return value;
 }
 
-export async function accountLimits(store: Store, accountId: string): Promise<UsageLimits | undefined> {
+export async function accountLimits(
+  store: Pick<UsageStore, 'getAccountLimits'>,
+  accountId: string,
+): Promise<UsageLimits | undefined> {
   return store.getAccountLimits(accountId);
 }
 
 /** Changes what `changes` names and keeps the rest; false when there is no such account. */
 export async function setAccountLimits(
-  store: Store,
+  store: Pick<UsageStore, 'getAccountLimits' | 'setAccountLimits'>,
   accountId: string,
   changes: Partial<PublicLimits>,
 ): Promise<UsageLimits | undefined> {
@@ -78,17 +82,14 @@ export async function setAccountLimits(
  * what `changes` does not name; undefined unless exactly one active key matched.
  */
 export async function setApiKeyLimits(
-  store: Store,
+  store: Pick<ApiKeyStore, 'listApiKeys' | 'setApiKeyLimits'>,
   idOrPrefix: string,
   changes: Partial<PublicLimits>,
   accountId?: string,
 ): Promise<ApiKeyRecord | undefined> {
   const now = Date.now();
   const matches = (await store.listApiKeys(accountId)).filter(
-    (key) =>
-      (key.id === idOrPrefix || key.prefix === idOrPrefix) &&
-      key.revokedAt === null &&
-      (key.expiresAt === null || key.expiresAt > now),
+    (key) => (key.id === idOrPrefix || key.prefix === idOrPrefix) && isActiveApiKey(key, now),
   );
   const only = matches.length === 1 ? matches[0] : undefined;
   if (!only) return undefined;

@@ -1,18 +1,18 @@
 /**
- * The objects a task owns in storage: its video, and the inline assets its request stored at creation
- * (`assets/<task id>/…`). Uploaded files (`uploads/…`) a request refers to are the account's, shared by every
- * task that uses them, and stay.
+ * The objects a task owns in storage (domain/storage-keys.ts): its video, and the inline assets its request
+ * stored at creation. Uploaded files a request refers to are the account's, shared by every task that uses
+ * them, and stay.
  */
-import { storedAssetKey } from './assets/stored-assets.js';
-import type { TaskRecord } from './domain/task.js';
-import type { Storage } from './ports/storage.js';
-import { resultKey } from './result-links.js';
+import { storedAssetKey } from '../assets/stored-assets.js';
+import { isTaskAssetKey, resultKey } from '../domain/storage-keys.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { Storage } from '../ports/storage.js';
 
 export function taskFileKeys(task: Pick<TaskRecord, 'id' | 'params'>): string[] {
   const { params } = task;
   const stored = [...params.image_urls, ...params.video_urls, ...params.audio_urls].flatMap((url) => {
     const key = storedAssetKey(url);
-    return key?.startsWith(`assets/${task.id}/`) ? [key] : [];
+    return key && isTaskAssetKey(key, task.id) ? [key] : [];
   });
   return [resultKey(task.id), ...stored];
 }

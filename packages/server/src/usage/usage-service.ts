@@ -1,16 +1,20 @@
 /** The usage use cases: the account's usage report, and this month's use against its limits. */
-import type { Prices } from './domain/prices.js';
-import type { TaskScope } from './domain/task.js';
-import { monthStart, nextMonthStart } from './domain/usage.js';
-import { parseUsageQuery, type UsageReport, usageReport } from './domain/usage-report.js';
-import type { Store } from './ports/store.js';
+import type { Prices } from '../domain/prices.js';
+import type { TaskScope } from '../domain/task.js';
+import { monthStart, nextMonthStart } from '../domain/usage.js';
+import { parseUsageQuery, type UsageReport, usageReport } from '../domain/usage-report.js';
+import type { UsageStore } from '../ports/store.js';
 
 export class UsageService {
-  readonly #store: Store;
+  readonly #store: Pick<UsageStore, 'listUsage'>;
   readonly #prices: Prices | undefined;
   readonly #now: () => number;
 
-  constructor(options: { store: Store; prices?: Prices | undefined; now?: () => number }) {
+  constructor(options: {
+    store: Pick<UsageStore, 'listUsage'>;
+    prices?: Prices | undefined;
+    now?: () => number;
+  }) {
     this.#store = options.store;
     this.#prices = options.prices;
     this.#now = options.now ?? Date.now;

@@ -3,19 +3,19 @@
  * scope.
  * It knows the domain rules and the ports, not HTTP and not SQL.
  */
-import { storeInlineAssets } from './assets/stored-assets.js';
-import { deliveryFor, type PublicDelivery, toPublicDelivery } from './domain/delivery.js';
-import { type GenerationParams, parseGenerationRequest } from './domain/generation-request.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from './domain/idempotency-key.js';
-import { newTaskId } from './domain/identifiers.js';
-import { costMicros, type Prices } from './domain/prices.js';
-import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from './domain/task.js';
-import { encodeCursor, type TaskListQuery } from './domain/task-list-query.js';
-import { BudgetExceeded, budgetMessage } from './domain/usage.js';
-import type { InputCheck } from './engines/routed-inputs.js';
-import { ApiError } from './errors.js';
-import type { Storage } from './ports/storage.js';
-import type { NewTask, Store } from './ports/store.js';
+import { storeInlineAssets } from '../assets/stored-assets.js';
+import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/delivery.js';
+import type { InputCheck } from '../domain/engine-capabilities.js';
+import { ApiError } from '../domain/errors.js';
+import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
+import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
+import { newTaskId } from '../domain/identifiers.js';
+import { costMicros, type Prices } from '../domain/prices.js';
+import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
+import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
+import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
+import type { Storage } from '../ports/storage.js';
+import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
 import { deleteTaskFiles } from './task-files.js';
@@ -42,7 +42,7 @@ export interface CreatorScope extends TaskScope {
 export const OVERLOADED_RETRY_AFTER_SECONDS = 30;
 
 export class TaskService {
-  readonly #store: Store;
+  readonly #store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
   readonly #resultUrl: ResultUrl;
   readonly #assets: { storage: Storage; maxBytes: number; tempDir?: string } | undefined;
   readonly #maxQueuedTasks: number;
@@ -55,7 +55,7 @@ export class TaskService {
   readonly #prices: Prices | undefined;
 
   constructor(options: {
-    store: Store;
+    store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
     resultUrl: ResultUrl;
     /**
      * Where inline (`data:`) assets are moved at creation, through files in `tempDir` (the OS temp directory
@@ -73,7 +73,7 @@ export class TaskService {
     resolveUploads?: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
     /** A task was cancelled: its worker, in this process or another, should stop it. */
     onCancelled?: (task: TaskRecord) => void;
-    /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts). */
+    /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts, injected). */
     checkInputs?: InputCheck;
     /** What video costs: a task's cost is reserved at creation at these prices. */
     prices?: Prices | undefined;

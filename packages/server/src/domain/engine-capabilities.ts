@@ -4,8 +4,8 @@
  * server is asked), so API processes that build no engines can check too. Engines that say nothing take
  * everything the interface allows.
  */
-import type { GenerationParams } from '../domain/generation-request.js';
-import type { ModelDefinition } from '../domain/models.js';
+import type { GenerationParams } from './generation-request.js';
+import type { ModelDefinition } from './models.js';
 
 export interface EngineCapabilities {
   /** Image mode's one image. */
@@ -25,6 +25,9 @@ export const ANY_INPUT: EngineCapabilities = {
   referenceVideos: Number.POSITIVE_INFINITY,
   referenceAudios: Number.POSITIVE_INFINITY,
 };
+
+/** Whether the engines a request's model is routed to can take its inputs; the first one that cannot, if any. */
+export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
 
 export interface UnsupportedInput {
   readonly param: 'image_urls' | 'video_urls' | 'audio_urls';

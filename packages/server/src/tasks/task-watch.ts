@@ -3,7 +3,7 @@
  * `Prefer: wait=N` waits on.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isFinal, type TaskStatus } from './domain/task.js';
+import { isFinal, type TaskStatus } from '../domain/task.js';
 
 /**
  * How often a watched task is read again. It is polled, not pushed: the worker that changes the task may run

@@ -9,13 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { inspectAsset } from './assets/inspect-asset.js';
-import { megabytes } from './assets/megabytes.js';
-import { STORED_ASSET_SCHEME } from './assets/stored-assets.js';
-import { uploadContentType } from './assets/upload-content-type.js';
-import type { GenerationParams } from './domain/generation-request.js';
-import type { AssetField } from './domain/models.js';
-import type { TaskScope } from './domain/task.js';
+import { inspectAsset } from '../assets/inspect-asset.js';
+import { megabytes } from '../assets/megabytes.js';
+import { STORED_ASSET_SCHEME } from '../assets/stored-assets.js';
+import { uploadContentType } from '../assets/upload-content-type.js';
+import { ApiError } from '../domain/errors.js';
+import type { GenerationParams } from '../domain/generation-request.js';
+import type { AssetField } from '../domain/models.js';
+import { uploadKey } from '../domain/storage-keys.js';
+import type { TaskScope } from '../domain/task.js';
 import {
   fileContentPath,
   isFileId,
@@ -23,11 +25,9 @@ import {
   type PublicFile,
   toPublicFile,
   type UploadKind,
-  uploadKey,
-} from './domain/uploaded-file.js';
-import { ApiError } from './errors.js';
-import type { Storage } from './ports/storage.js';
-import type { Store } from './ports/store.js';
+} from '../domain/uploaded-file.js';
+import type { Storage } from '../ports/storage.js';
+import type { FileStore } from '../ports/store.js';
 
 const KIND_FIELDS: readonly (readonly [UploadKind, AssetField])[] = [
   ['image', 'image_urls'],
@@ -95,14 +95,14 @@ async function receive(source: Readable, path: string): Promise<void> {
 }
 
 export class FileService {
-  readonly #store: Store;
+  readonly #store: Pick<FileStore, 'createFile' | 'getFile'>;
   readonly #storage: Storage;
   readonly #maxBytes: number;
   readonly #publicUrl: () => string;
   readonly #tempDir: string;
 
   constructor(options: {
-    store: Store;
+    store: Pick<FileStore, 'createFile' | 'getFile'>;
     storage: Storage;
     maxBytes: number;
     publicUrl: () => string;

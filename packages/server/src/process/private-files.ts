@@ -8,7 +8,7 @@ import { constants } from 'node:fs';
 import { chmod, mkdir, open, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 
 const PRIVATE_DIRECTORY = 0o700;
 const PRIVATE_FILE = 0o600;
