@@ -12,7 +12,7 @@ import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { staticFileErrorHandler } from '../static-file-errors.js';
 
-export const DOCS_PREFIX = '/docs';
+const DOCS_PREFIX = '/docs';
 
 const PAGE_DIR = fileURLToPath(new URL('../../../../api-reference/', import.meta.url));
 const VIEWER_DIR = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
