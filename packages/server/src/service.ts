@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
+import { AccountSettings } from './accounts/account-settings.js';
+import { ApiKeyAuthentication } from './accounts/api-key-authentication.js';
 import { DashboardSessions } from './accounts/dashboard-sessions.js';
 import {
   loadEnginesConfig,
@@ -147,6 +149,7 @@ export async function startService(
     const usage = new UsageService({ store, prices: enginesConfig.prices });
     const dashboard = {
       sessions: new DashboardSessions(store),
+      settings: new AccountSettings(store),
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),
     };
@@ -158,7 +161,7 @@ export async function startService(
       },
       store,
     });
-    api = { tasks, links, storage, files, usage, dashboard, models };
+    api = { keys: new ApiKeyAuthentication(store), tasks, links, storage, files, usage, dashboard, models };
   }
 
   const pool = engines
@@ -187,7 +190,7 @@ export async function startService(
 
   let draining = false;
   const app = buildApp({
-    store,
+    storeAnswers: () => store.ping(),
     metrics,
     logger,
     maxBodyBytes: config.maxBodyBytes,

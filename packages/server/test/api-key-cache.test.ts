@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Fastify from 'fastify';
+import { ApiKeyAuthentication } from '../src/accounts/api-key-authentication.js';
 import { hashApiKey } from '../src/domain/identifiers.js';
 import { createAuthenticator } from '../src/http/authentication.js';
 import { errorHandler } from '../src/http/error-handler.js';
@@ -133,7 +134,11 @@ describe('last used', () => {
     });
     app = Fastify();
     app.setErrorHandler(errorHandler);
-    app.get('/', { preHandler: createAuthenticator(counting, undefined, clock.now) }, async () => ({}));
+    app.get(
+      '/',
+      { preHandler: createAuthenticator(new ApiKeyAuthentication(counting, clock.now)) },
+      async () => ({}),
+    );
   });
   after(async () => {
     await app.close();

@@ -80,6 +80,11 @@ function domainPackage(name: string): boolean {
 /** The whole `Store` port: HTTP, the CLI and the use cases name the role interfaces they use instead (ports/store.ts). */
 const WHOLE_PORTS = new Set(['ports/store.ts#Store']);
 
+/** A role of the store (`ApiKeyStore`, `StoreLifecycle`) rather than a record it returns (`DashboardSession`). */
+function isStoreRole(name: string): boolean {
+  return /Store$|^Store/.test(name);
+}
+
 function layerViolations(edges: readonly ImportEdge[]): string[] {
   const found: string[] = [];
   for (const edge of edges) {
@@ -101,6 +106,10 @@ function layerViolations(edges: readonly ImportEdge[]): string[] {
       for (const name of edge.names) {
         if (WHOLE_PORTS.has(`${edge.to}#${name}`)) found.push(`${edge.from} imports the whole port ${name}`);
       }
+    }
+    if (from === 'http/' && edge.to === 'ports/store.ts') {
+      for (const name of edge.names.filter(isStoreRole))
+        found.push(`${edge.from} takes the store role ${name} (routes hold use cases, not the store)`);
     }
   }
   return found;
@@ -229,6 +238,17 @@ describe('the import-graph rules, on fixture graphs', () => {
     assert.equal(layerViolations([edge('cli/keys-command.ts', 'adapters.ts', ['openStore'])]).length, 1);
     assert.equal(layerViolations([edge('tasks/task-service.ts', 'ports/store.ts', ['Store'])]).length, 1);
     assert.deepEqual(layerViolations([edge('cli/store-session.ts', 'adapters.ts', ['openStore'])]), []);
+  });
+
+  it('refuses an HTTP module that takes a store role, and lets it name the records', () => {
+    assert.deepEqual(layerViolations([edge('http/authentication.ts', 'ports/store.ts', ['ApiKeyStore'])]), [
+      'http/authentication.ts takes the store role ApiKeyStore (routes hold use cases, not the store)',
+    ]);
+    assert.equal(
+      layerViolations([edge('http/routes/health.ts', 'ports/store.ts', ['StoreLifecycle'])]).length,
+      1,
+    );
+    assert.deepEqual(layerViolations([edge('http/app.ts', 'ports/store.ts', ['DashboardSession'])]), []);
   });
 
   it('refuses a domain module that imports outside domain/, or a framework', () => {

@@ -12,6 +12,8 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { Logger } from 'pino';
+import type { AccountSettings } from '../accounts/account-settings.js';
+import type { ApiKeyAuthentication } from '../accounts/api-key-authentication.js';
 import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
 import type { HttpTimeouts } from '../config.js';
 import { ApiError } from '../domain/errors.js';
@@ -20,7 +22,6 @@ import type { FileService } from '../files/file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelList } from '../models/model-list.js';
 import type { Storage } from '../ports/storage.js';
-import type { AccountStore, ApiKeyStore, DeliveryStore, StoreLifecycle, UsageStore } from '../ports/store.js';
 import type { ResultLinks } from '../tasks/result-links.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -55,6 +56,8 @@ import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
 
 export interface ApiDependencies {
+  /** Which API key a request's Bearer secret is. */
+  readonly keys: ApiKeyAuthentication;
   readonly tasks: TaskService;
   readonly links: ResultLinks;
   readonly storage: Storage;
@@ -70,21 +73,17 @@ export interface ApiDependencies {
 
 export interface DashboardDependencies {
   readonly sessions: DashboardSessions;
+  /** The signed-in account's keys, limits and webhook secret. */
+  readonly settings: AccountSettings;
   /** Mark the session cookie Secure even when the request reached us over http (TLS ended at a proxy). */
   readonly secureCookies: boolean;
   /** Origins result videos are played from besides this server, for the page's content security policy. */
   readonly mediaSources: readonly string[];
 }
 
-/** The store's roles the routes hand to use cases: readiness, API keys, limits, webhook secrets. */
-export type AppStore = Pick<StoreLifecycle, 'ping'> &
-  ApiKeyStore &
-  Pick<AccountStore, 'createAccount'> &
-  UsageStore &
-  Pick<DeliveryStore, 'getWebhookSecrets' | 'rotateWebhookSecret'>;
-
 export interface AppDependencies {
-  readonly store: AppStore;
+  /** Readiness: resolves when the store answers. */
+  readonly storeAnswers: () => Promise<void>;
   readonly metrics: Metrics;
   readonly logger: Logger;
   /** Largest body of task creation (inline `data:` assets count). */
@@ -223,12 +222,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   if (api) registerOpenApi(app);
   if (api?.dashboard) app.register(fastifyCookie);
   app.register(async (routes) => {
-    healthRoutes(routes, { store: deps.store, isDraining: deps.isDraining });
+    healthRoutes(routes, { storeAnswers: deps.storeAnswers, isDraining: deps.isDraining });
     metricsRoutes(routes, { metrics: deps.metrics });
     if (api) {
       const authenticate = withRateLimit(
         routes,
-        createAuthenticator(deps.store, api.dashboard?.sessions),
+        createAuthenticator(api.keys, api.dashboard?.sessions),
         deps.rateLimit ?? { perMinute: 0, windowMs: 60_000 },
       );
       generationRoutes(routes, { tasks: api.tasks, authenticate, maxBodyBytes: deps.maxBodyBytes });
@@ -241,12 +240,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       resultRoutes(routes, { links: api.links, storage: api.storage });
       const { dashboard } = api;
       if (dashboard) {
-        const { sessions, secureCookies } = dashboard;
+        const { sessions, secureCookies, settings } = dashboard;
         const requireSession = createSessionGuard(sessions);
         dashboardSessionRoutes(routes, { sessions, requireSession, secureCookies });
-        dashboardKeyRoutes(routes, { store: deps.store, requireSession });
-        if (api.usage) dashboardUsageRoutes(routes, { store: deps.store, usage: api.usage, requireSession });
-        dashboardWebhookRoutes(routes, { store: deps.store, requireSession });
+        dashboardKeyRoutes(routes, { settings, requireSession });
+        if (api.usage) dashboardUsageRoutes(routes, { settings, usage: api.usage, requireSession });
+        dashboardWebhookRoutes(routes, { settings, requireSession });
         dashboardTaskRoutes(routes, { tasks: api.tasks, requireSession });
         dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });
       }

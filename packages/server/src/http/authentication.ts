@@ -6,11 +6,11 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { ApiKeyAuthentication } from '../accounts/api-key-authentication.js';
 import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
 import { ApiError } from '../domain/errors.js';
-import { hashApiKey } from '../domain/identifiers.js';
 import type { TaskScope } from '../domain/task.js';
-import type { ApiKeyStore, DashboardSession } from '../ports/store.js';
+import type { DashboardSession } from '../ports/store.js';
 import { CSRF_HEADER, isStateChanging, sessionToken } from './session-cookie.js';
 
 export interface Principal extends TaskScope {
@@ -24,12 +24,6 @@ declare module 'fastify' {
     principal?: Principal;
   }
 }
-
-/**
- * `last_used_at` is advisory; writing it at most once a minute per key (per process), without waiting for the
- * write, keeps polling off the write path.
- */
-const TOUCH_INTERVAL_MS = 60_000;
 
 function sameToken(sent: string, expected: string): boolean {
   const a = Buffer.from(sent);
@@ -60,12 +54,7 @@ export async function sessionOf(
   return session;
 }
 
-export function createAuthenticator(
-  store: Pick<ApiKeyStore, 'findActiveApiKey' | 'touchApiKey'>,
-  sessions?: DashboardSessions,
-  now: () => number = Date.now,
-) {
-  const lastTouched = new Map<string, number>();
+export function createAuthenticator(keys: ApiKeyAuthentication, sessions?: DashboardSessions) {
   const requireSession = sessions && createSessionGuard(sessions);
 
   return async function authenticate(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
@@ -84,18 +73,11 @@ export function createAuthenticator(
         'The Authorization header must have the form "Bearer <API_KEY>".',
       );
     }
-    const key = await store.findActiveApiKey(hashApiKey(match[1]));
+    const key = await keys.keyFor(match[1], (error, keyId) => {
+      request.log.warn({ err: error, key_id: keyId }, "recording the API key's last use failed");
+    });
     if (!key) throw new ApiError('invalid_api_key', 'The API key is unknown or has been revoked.');
     request.principal = { accountId: key.accountId, environment: key.environment, keyId: key.id };
-
-    const at = now();
-    if (at - (lastTouched.get(key.id) ?? 0) >= TOUCH_INTERVAL_MS) {
-      lastTouched.set(key.id, at);
-      // Not awaited: the answer never waits for (or fails with) bookkeeping.
-      store.touchApiKey(key.id, at).catch((error: unknown) => {
-        request.log.warn({ err: error, key_id: key.id }, "recording the API key's last use failed");
-      });
-    }
   };
 }
 

@@ -1,23 +1,12 @@
 /** The dashboard's key management: list, create (shown once), revoke and rotate with a grace period. */
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
-import {
-  activeApiKeys,
-  createApiKey,
-  revokeActiveApiKey,
-  rotateApiKey,
-  toPublicApiKey,
-} from '../../accounts/api-keys.js';
+import type { AccountSettings } from '../../accounts/account-settings.js';
+import { toPublicApiKey } from '../../accounts/api-keys.js';
 import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
-import type { AccountStore, ApiKeyStore } from '../../ports/store.js';
-import {
-  fromPublicLimits,
-  type PublicLimits,
-  setApiKeyLimits,
-  toPublicLimits,
-} from '../../usage/usage-limits.js';
+import { fromPublicLimits, type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
@@ -57,7 +46,7 @@ function keyNotFound(): ApiError {
 export function dashboardKeyRoutes(
   app: FastifyInstance,
   deps: {
-    store: ApiKeyStore & Pick<AccountStore, 'createAccount'>;
+    settings: AccountSettings;
     requireSession: preValidationAsyncHookHandler;
   },
 ) {
@@ -77,7 +66,7 @@ export function dashboardKeyRoutes(
       },
     },
     async (request) => ({
-      data: (await activeApiKeys(deps.store, accountOf(request))).map(toPublicApiKey),
+      data: (await deps.settings.activeKeys(accountOf(request))).map(toPublicApiKey),
     }),
   );
 
@@ -109,10 +98,9 @@ export function dashboardKeyRoutes(
       const limits = await limitsChange(() =>
         fromPublicLimits({ ...toPublicLimits(NO_LIMITS), ...changesIn(request.body) }),
       );
-      const created = await createApiKey(deps.store, {
+      const created = await deps.settings.createKey(accountId, {
         name,
         environment: request.body.environment,
-        accountId,
         limits,
       });
       return reply.code(201).send({ key: created.key, api_key: toPublicApiKey(created.record) });
@@ -139,7 +127,7 @@ export function dashboardKeyRoutes(
     async (request) => {
       const accountId = accountOf(request);
       const { key_id: keyId } = request.params;
-      const key = await revokeActiveApiKey(deps.store, accountId, keyId);
+      const key = await deps.settings.revokeKey(accountId, keyId);
       if (!key) throw keyNotFound();
       return { api_key: toPublicApiKey(key) };
     },
@@ -171,7 +159,7 @@ export function dashboardKeyRoutes(
     async (request, reply) => {
       const accountId = accountOf(request);
       const graceMs = request.body.grace_period_hours * 60 * 60 * 1000;
-      const rotated = await rotateApiKey(deps.store, accountId, request.params.key_id, graceMs);
+      const rotated = await deps.settings.rotateKey(accountId, request.params.key_id, graceMs);
       if (!rotated) throw keyNotFound();
       return reply.code(201).send({
         key: rotated.key,
@@ -204,7 +192,7 @@ export function dashboardKeyRoutes(
       const accountId = accountOf(request);
       const changes = changesIn(request.body);
       const key = await limitsChange(() =>
-        setApiKeyLimits(deps.store, request.params.key_id, changes, accountId),
+        deps.settings.setKeyLimits(accountId, request.params.key_id, changes),
       );
       if (!key) throw keyNotFound();
       return { api_key: toPublicApiKey(key) };

@@ -4,15 +4,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { AccountSettings } from '../../accounts/account-settings.js';
 import { unixSeconds } from '../../domain/unix-seconds.js';
 import { nextMonthStart } from '../../domain/usage.js';
-import type { UsageStore } from '../../ports/store.js';
-import {
-  accountLimits,
-  type PublicLimits,
-  setAccountLimits,
-  toPublicLimits,
-} from '../../usage/usage-limits.js';
+import { type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
@@ -43,12 +38,12 @@ const READ_ERRORS = ['not_signed_in', 'internal_error'] as const;
 
 export function dashboardUsageRoutes(
   app: FastifyInstance,
-  deps: { store: UsageStore; usage: UsageService; requireSession: preValidationAsyncHookHandler },
+  deps: { settings: AccountSettings; usage: UsageService; requireSession: preValidationAsyncHookHandler },
 ) {
   const accountOf = (request: FastifyRequest) => signedInSession(request).accountId;
 
   async function answer(accountId: string) {
-    const limits = (await accountLimits(deps.store, accountId)) ?? {
+    const limits = (await deps.settings.limits(accountId)) ?? {
       monthlyVideoSeconds: null,
       monthlyBudgetMicros: null,
     };
@@ -96,7 +91,7 @@ export function dashboardUsageRoutes(
     },
     async (request) => {
       const accountId = accountOf(request);
-      await limitsChange(() => setAccountLimits(deps.store, accountId, request.body));
+      await limitsChange(() => deps.settings.setLimits(accountId, request.body));
       return answer(accountId);
     },
   );

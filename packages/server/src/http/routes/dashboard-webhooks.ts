@@ -1,9 +1,8 @@
 /** The dashboard's webhook signing secret: reveal it, rotate it. */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { AccountSettings } from '../../accounts/account-settings.js';
 import { unixSeconds } from '../../domain/unix-seconds.js';
-import type { DeliveryStore } from '../../ports/store.js';
-import { rotateWebhookSecret, webhookSecrets } from '../../webhooks/webhook-secrets.js';
 import { signedInSession } from '../authentication.js';
 import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 
@@ -16,10 +15,8 @@ const WebhookSecretSchema = Type.Object({
   ),
 });
 
-type SecretsStore = Pick<DeliveryStore, 'getWebhookSecrets' | 'rotateWebhookSecret'>;
-
-async function describe(store: SecretsStore, accountId: string) {
-  const { current, previous } = await webhookSecrets(store, accountId);
+async function describe(settings: AccountSettings, accountId: string) {
+  const { current, previous } = await settings.webhookSecrets(accountId);
   return {
     secret: current.secret,
     created_at: unixSeconds(current.createdAt),
@@ -29,7 +26,7 @@ async function describe(store: SecretsStore, accountId: string) {
 
 export function dashboardWebhookRoutes(
   app: FastifyInstance,
-  deps: { store: SecretsStore; requireSession: preValidationAsyncHookHandler },
+  deps: { settings: AccountSettings; requireSession: preValidationAsyncHookHandler },
 ) {
   app.get(
     '/dashboard/api/webhook-secret',
@@ -43,7 +40,7 @@ export function dashboardWebhookRoutes(
         response: { 200: WebhookSecretSchema, ...errorResponses('not_signed_in', 'internal_error') },
       },
     },
-    async (request) => describe(deps.store, signedInSession(request).accountId),
+    async (request) => describe(deps.settings, signedInSession(request).accountId),
   );
 
   app.post(
@@ -64,8 +61,8 @@ export function dashboardWebhookRoutes(
     },
     async (request) => {
       const { accountId } = signedInSession(request);
-      await rotateWebhookSecret(deps.store, accountId);
-      return describe(deps.store, accountId);
+      await deps.settings.rotateWebhookSecret(accountId);
+      return describe(deps.settings, accountId);
     },
   );
 }

@@ -1,7 +1,6 @@
 /** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the store answers and we are not draining). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import type { StoreLifecycle } from '../../ports/store.js';
 
 const Status = (values: string[], description: string) =>
   Type.Object({ status: Type.Unsafe<string>({ type: 'string', enum: values }) }, { description });
@@ -19,7 +18,7 @@ const READYZ_SCHEMA = {
 
 export function healthRoutes(
   app: FastifyInstance,
-  deps: { store: Pick<StoreLifecycle, 'ping'>; isDraining: () => boolean },
+  deps: { storeAnswers: () => Promise<void>; isDraining: () => boolean },
 ) {
   app.get(
     '/healthz',
@@ -37,7 +36,7 @@ export function healthRoutes(
   app.get('/readyz', { schema: READYZ_SCHEMA }, async (_request, reply) => {
     if (deps.isDraining()) return reply.code(503).send({ status: 'draining' });
     try {
-      await deps.store.ping();
+      await deps.storeAnswers();
     } catch (error) {
       reply.log.warn({ err: error }, 'store not ready');
       return reply.code(503).send({ status: 'store_unavailable' });
