@@ -6,6 +6,8 @@ import { type DeliveryRecord, deliveryFor } from '../src/domain/delivery.js';
 import { type GenerationParams, parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord } from '../src/domain/task.js';
+import { BudgetExceeded, NO_LIMITS, type UsageLimits } from '../src/domain/usage.js';
+import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
@@ -154,6 +156,249 @@ describe('PostgreSQL', postgres, () => {
       }
       return tasks;
     }
+
+    interface Recorded<T> {
+      readonly result: T;
+      readonly statements: string[];
+    }
+
+    /**
+     * The SQL of every statement the process's pg clients send while `run` runs (pg's `Client.query`, which
+     * Kysely's pool connections call once a statement); nothing else of the process may query meanwhile.
+     */
+    async function statementsOf<T>(run: () => Promise<T>): Promise<Recorded<T>> {
+      const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const query = prototype.query;
+      const statements: string[] = [];
+      prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        const [first] = args;
+        statements.push(typeof first === 'string' ? first : String((first as { text?: unknown }).text));
+        return query.apply(this, args);
+      };
+      try {
+        return { result: await run(), statements };
+      } finally {
+        prototype.query = query;
+      }
+    }
+
+    /** The first word of each statement, and whether a `SELECT` locks `FOR UPDATE`. */
+    const shapes = (statements: readonly string[]) =>
+      statements.map((statement) => {
+        const verb = statement.trimStart().split(/\s/, 1)[0]?.toLowerCase() ?? '';
+        return / for update$/i.test(statement.trim()) ? `${verb} for update` : verb;
+      });
+
+    /** The one-statement creation's shape: a CTE ending in the task's insert. */
+    const ONE_STATEMENT = /^with .* insert into "tasks" .* returning \*$/s;
+
+    function newTask(accountId: string, extra: Partial<NewTask> = {}): NewTask {
+      return {
+        accountId,
+        environment: 'development',
+        id: newTaskId(),
+        model: 'videogen-2.0-text-to-video',
+        params: PARAMS,
+        ...extra,
+      };
+    }
+
+    async function newKey(store: PgStore, accountId: string, limits?: UsageLimits): Promise<string> {
+      const n = Math.random().toString(36).slice(2);
+      const key = await store.createApiKey({
+        accountId,
+        name: 'k',
+        environment: 'development',
+        prefix: `p_${n}`,
+        hash: `h_${n}`,
+        ...(limits && { limits }),
+      });
+      return key.id;
+    }
+
+    it('creates a task in one statement when no monthly limit applies, in the transaction when one does', () =>
+      withStores(1, async ([store], schemaName) => {
+        assert.ok(store);
+        await store.migrate();
+        const { id: accountId } = await store.createAccount();
+        const unlimitedKey = await newKey(store, accountId);
+        const limitedKey = await newKey(store, accountId, {
+          monthlyVideoSeconds: 6,
+          monthlyBudgetMicros: null,
+        });
+
+        const extras: Partial<NewTask>[] = [
+          {},
+          { apiKeyId: unlimitedKey },
+          { apiKeyId: 'key_without_a_row' },
+        ];
+        for (const extra of extras) {
+          const task = newTask(accountId, extra);
+          const { result, statements }: Recorded<TaskRecord> = await statementsOf(() =>
+            store.createTask(task),
+          );
+          assert.equal(result.id, task.id);
+          assert.equal(statements.length, 1, `${JSON.stringify(extra)}: ${shapes(statements).join(', ')}`);
+          assert.match(statements[0] ?? '', ONE_STATEMENT);
+        }
+
+        // The transaction after the statement that inserted nothing: the limits, the lock, the sums, the inserts.
+        const limited = await statementsOf(() =>
+          store.createTask(newTask(accountId, { apiKeyId: limitedKey })),
+        );
+        assert.match(limited.statements[0] ?? '', ONE_STATEMENT);
+        assert.deepEqual(shapes(limited.statements).slice(1), [
+          'begin',
+          'select',
+          'select for update',
+          'select',
+          'insert',
+          'insert',
+          'commit',
+        ]);
+        const refused = await statementsOf(() =>
+          store.createTask(newTask(accountId, { apiKeyId: limitedKey })).catch((error: unknown) => error),
+        );
+        assert.ok(refused.result instanceof BudgetExceeded, "past the key's limit");
+        assert.equal(refused.result.refusal.holder, 'api_key');
+        assert.deepEqual(shapes(refused.statements), [
+          'with',
+          'begin',
+          'select',
+          'select for update',
+          'select',
+          'rollback',
+        ]);
+
+        await store.setAccountLimits(accountId, { monthlyVideoSeconds: null, monthlyBudgetMicros: 1 });
+        for (const extra of extras.slice(0, 2)) {
+          const onAccount: Recorded<TaskRecord> = await statementsOf(() =>
+            store.createTask(newTask(accountId, extra)),
+          );
+          assert.deepEqual(shapes(onAccount.statements), [
+            'with',
+            'begin',
+            'select',
+            'select for update',
+            'select',
+            'insert',
+            'insert',
+            'commit',
+          ]);
+        }
+        await store.setAccountLimits(accountId, NO_LIMITS);
+
+        // No account with the id: nothing inserted, then the transaction fails on the task's foreign key.
+        const orphan = newTask('acct_without_a_row');
+        const missing = await statementsOf(() => store.createTask(orphan).catch((error: unknown) => error));
+        assert.match(String(missing.result), /foreign key/);
+        assert.deepEqual(shapes(missing.statements), [
+          'with',
+          'begin',
+          'select',
+          'insert',
+          'insert',
+          'rollback',
+        ]);
+        const { rows } = await raw.query<{ count: string }>(
+          `select count(*) from "${schemaName}".usage_records where task_id = $1`,
+          [orphan.id],
+        );
+        assert.equal(rows[0]?.count, '0', 'no reservation outlives the refused creation');
+      }));
+
+    it('creates under a new idempotency key in one statement; a repeat goes through the transaction', () =>
+      withStores(1, async ([store]) => {
+        assert.ok(store);
+        await store.migrate();
+        const { id: accountId } = await store.createAccount();
+        const key = { key: 'k-1', requestHash: 'h', since: 0 };
+        const first = await statementsOf(() => store.createTaskOnce(newTask(accountId), key));
+        assert.equal(first.result.outcome, 'created');
+        assert.equal(first.statements.length, 1, shapes(first.statements).join(', '));
+        assert.match(first.statements[0] ?? '', ONE_STATEMENT);
+        assert.match(first.statements[0] ?? '', /insert into "idempotency_keys" .* on conflict/s);
+
+        const again = await statementsOf(() => store.createTaskOnce(newTask(accountId), key));
+        assert.ok(again.result.outcome === 'replayed' && first.result.outcome === 'created');
+        assert.equal(again.result.task.id, first.result.task.id);
+        assert.deepEqual(shapes(again.statements), ['with', 'begin', 'insert', 'select', 'select', 'commit']);
+
+        await store.setAccountLimits(accountId, { monthlyVideoSeconds: 5, monthlyBudgetMicros: null });
+        const refused = await statementsOf(() =>
+          store.createTaskOnce(newTask(accountId), { ...key, key: 'k-2' }).catch((error: unknown) => error),
+        );
+        assert.ok(refused.result instanceof BudgetExceeded);
+        assert.equal(shapes(refused.statements).at(-1), 'rollback');
+        await store.setAccountLimits(accountId, NO_LIMITS);
+        const later = await store.createTaskOnce(newTask(accountId), { ...key, key: 'k-2' });
+        assert.equal(later.outcome, 'created', 'the refused creation kept no key');
+      }));
+
+    it('inserts the same rows in one statement as in the transaction, column by column', () =>
+      withStores(
+        1,
+        async ([store], schemaName) => {
+          assert.ok(store);
+          await store.migrate();
+          const { id: accountId } = await store.createAccount();
+          const keyId = await newKey(store, accountId);
+          const lots: UsageLimits = { monthlyVideoSeconds: 1_000_000, monthlyBudgetMicros: 1_000_000_000 };
+          const task = (id: string) =>
+            newTask(accountId, {
+              id,
+              apiKeyId: keyId,
+              costMicros: 1_250_000,
+              params: { ...PARAMS, seed: 3 },
+            });
+          const ids = { statement: newTaskId(), transaction: newTaskId() };
+          const onceIds = { statement: newTaskId(), transaction: newTaskId() };
+          const statement = await statementsOf(async () => {
+            await store.createTask(task(ids.statement));
+            await store.createTaskOnce(task(onceIds.statement), { key: 'one', requestHash: 'h', since: 0 });
+          });
+          assert.equal(statement.statements.length, 2);
+          await store.setApiKeyLimits(keyId, lots, accountId);
+          const transaction = await statementsOf(async () => {
+            await store.createTask(task(ids.transaction));
+            await store.createTaskOnce(task(onceIds.transaction), { key: 'two', requestHash: 'h', since: 0 });
+          });
+          assert.ok(transaction.statements.includes('commit'), 'the limit sent both through the transaction');
+
+          const rowsOf = async (table: string, column: string, id: string) => {
+            const { rows } = await raw.query<Record<string, unknown>>(
+              `select * from "${schemaName}".${table} where ${column} = $1`,
+              [id],
+            );
+            assert.equal(rows.length, 1, `${table} ${id}`);
+            return rows[0] ?? {};
+          };
+          const apart = (row: Record<string, unknown>, ...columns: string[]) =>
+            Object.fromEntries(Object.entries(row).filter(([column]) => !columns.includes(column)));
+          for (const pair of [ids, onceIds]) {
+            const tasks = [
+              await rowsOf('tasks', 'id', pair.statement),
+              await rowsOf('tasks', 'id', pair.transaction),
+            ];
+            assert.deepEqual(apart(tasks[0] ?? {}, 'id'), apart(tasks[1] ?? {}, 'id'));
+            assert.deepEqual(Object.keys(tasks[0] ?? {}).length, 19);
+            const usage = [
+              await rowsOf('usage_records', 'task_id', pair.statement),
+              await rowsOf('usage_records', 'task_id', pair.transaction),
+            ];
+            assert.deepEqual(apart(usage[0] ?? {}, 'task_id'), apart(usage[1] ?? {}, 'task_id'));
+            assert.deepEqual(Object.keys(usage[0] ?? {}).length, 15);
+          }
+          const keys = [
+            await rowsOf('idempotency_keys', 'task_id', onceIds.statement),
+            await rowsOf('idempotency_keys', 'task_id', onceIds.transaction),
+          ];
+          assert.deepEqual(apart(keys[0] ?? {}, 'key', 'task_id'), apart(keys[1] ?? {}, 'key', 'task_id'));
+          assert.deepEqual([keys[0]?.key, keys[1]?.key], ['one', 'two']);
+        },
+        // One clock for both ways: their rows differ in nothing but their ids.
+        { now: () => 1_700_000_000_000 },
+      ));
 
     it('migrates one fresh schema from several stores at once, and another beside it', async () => {
       const other = schema();

@@ -4,10 +4,15 @@
  * the callback outbox.
  */
 import { type Kysely, sql } from 'kysely';
-import type { WorkerLock } from '../ports/store.js';
+import type { TaskRecord } from '../domain/task.js';
+import type { IdempotentCreation, NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
+import { createTask } from './operations/create-task.js';
+import { createTaskOnce } from './operations/create-task-once.js';
+import { createUnlimitedTask } from './operations/create-unlimited-task.js';
+import { createUnlimitedTaskOnce } from './operations/create-unlimited-task-once.js';
 import { openPgDatabase, type PgDatabase, type PgDatabaseOptions, withMigrationLock } from './pg-database.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
 import { holdPgWorkerLock } from './pg-worker-lock.js';
@@ -49,6 +54,27 @@ export class PgStore extends KyselyStore {
     this.#pool = pool;
     this.#claims = claims;
     this.#options = options;
+  }
+
+  /**
+   * In one statement, one round trip, when no monthly limit applies (operations/create-unlimited-task.ts says
+   * why that keeps the transaction's guarantees); otherwise in the transaction that checks the limits.
+   */
+  override async createTask(task: NewTask): Promise<TaskRecord> {
+    const now = this.now();
+    return (await createUnlimitedTask(this.db, task, now)) ?? createTask(this.db, task, now, true);
+  }
+
+  /** In one statement when the key is new and no monthly limit applies; otherwise in the transaction. */
+  override async createTaskOnce(
+    task: NewTask,
+    idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
+  ): Promise<IdempotentCreation> {
+    const now = this.now();
+    const created = await createUnlimitedTaskOnce(this.db, task, idempotency, now);
+    return created
+      ? { outcome: 'created', task: created }
+      : createTaskOnce(this.db, task, idempotency, now, true);
   }
 
   /**

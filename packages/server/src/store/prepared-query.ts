@@ -6,7 +6,14 @@
  * The query is built with a placeholder for each named value; compiling it once shows at which position of the
  * parameters each placeholder ended up, and each run puts its values there.
  */
-import type { Compilable, CompiledQuery, DialectAdapter, Kysely } from 'kysely';
+import {
+  type AliasedRawBuilder,
+  type Compilable,
+  type CompiledQuery,
+  type DialectAdapter,
+  type Kysely,
+  sql,
+} from 'kysely';
 import type { Database } from './database-schema.js';
 
 /** Stands for a named value while the query is built; typed as the value it stands for. */
@@ -59,4 +66,28 @@ export function placeholderRow<Row>(
   return Object.fromEntries(
     Object.keys(columns).map((column) => [column, value(column as keyof Row & string)]),
   ) as Row;
+}
+
+/**
+ * The same row as `placeholderRow`, as a select list (each placeholder selected under its column's name): the
+ * rows of a prepared `INSERT … SELECT`. `prefix` keeps apart the placeholders of several rows in one statement.
+ */
+export function placeholderSelection<Row, Prefix extends string>(
+  columns: Readonly<Record<keyof Row & string, true>>,
+  value: Placeholder<`${Prefix}${keyof Row & string}`>,
+  prefix: Prefix,
+): AliasedRawBuilder<unknown, keyof Row & string>[] {
+  return (Object.keys(columns) as (keyof Row & string)[]).map((column) =>
+    sql.val(value(`${prefix}${column}`)).as(column),
+  );
+}
+
+/** A row's values under the names `placeholderSelection` gave them with `prefix`. */
+export function prefixedValues<Row extends object, Prefix extends string>(
+  prefix: Prefix,
+  row: Row,
+): Record<`${Prefix}${keyof Row & string}`, unknown> {
+  const values: Record<string, unknown> = {};
+  for (const [column, value] of Object.entries(row)) values[`${prefix}${column}`] = value;
+  return values as Record<`${Prefix}${keyof Row & string}`, unknown>;
 }

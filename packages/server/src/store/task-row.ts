@@ -1,10 +1,10 @@
-/** Row <-> `TaskRecord`, and the same for API keys and accounts. */
+/** Row <-> `TaskRecord`, and the same for API keys and accounts; a new task's usage record. */
 import type { Insertable, Selectable } from 'kysely';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
 import type { UsageLimits } from '../domain/usage.js';
 import type { Account, ApiKeyRecord, NewTask } from '../ports/store.js';
-import type { AccountsTable, ApiKeysTable, TasksTable } from './database-schema.js';
+import type { AccountsTable, ApiKeysTable, TasksTable, UsageRecordsTable } from './database-schema.js';
 
 export type TaskRow = Selectable<TasksTable>;
 
@@ -60,6 +60,27 @@ export function toTaskRow(task: NewTask, now: number): Required<Insertable<Tasks
     completed_at: null,
     engine: null,
     api_key_id: task.apiKeyId ?? null,
+  };
+}
+
+/** The usage record a new task reserves: its seconds and cost, until it completes or fails. */
+export function toUsageRow(task: NewTask, now: number): Required<Insertable<UsageRecordsTable>> {
+  return {
+    task_id: task.id,
+    account_id: task.accountId,
+    api_key_id: task.apiKeyId ?? null,
+    environment: task.environment,
+    model: task.model,
+    engine: null,
+    quality: task.params.quality,
+    aspect_ratio: task.params.aspect_ratio,
+    width: null,
+    height: null,
+    video_seconds: task.params.duration,
+    cost: task.costMicros ?? null,
+    state: 'reserved',
+    created_at: now,
+    settled_at: null,
   };
 }
 

@@ -6,7 +6,8 @@ import { type Placeholder, placeholderRow, preparedQuery } from '../prepared-que
 import { toTaskRecord, toTaskRow } from '../task-row.js';
 import { reserveUsage } from './reserve-usage.js';
 
-const TASK_COLUMNS = {
+/** Every column of a task: the placeholders of its prepared `INSERT`s. */
+export const TASK_COLUMNS = {
   id: true,
   account_id: true,
   environment: true,

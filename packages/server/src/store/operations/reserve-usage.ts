@@ -10,7 +10,7 @@ import {
 import type { NewTask } from '../../ports/store.js';
 import type { Database, UsageRecordsTable } from '../database-schema.js';
 import { type Placeholder, placeholderRow, preparedQuery } from '../prepared-query.js';
-import { millis, toUsageLimits } from '../task-row.js';
+import { millis, toUsageLimits, toUsageRow } from '../task-row.js';
 
 // Every creation runs these two (prepared-query.ts); the sums and the lock only when a limit exists. The
 // account's and the key's limits come in one statement: on PostgreSQL each statement is a round trip.
@@ -27,7 +27,8 @@ const limitsOf = preparedQuery((db, value: Placeholder<'accountId' | 'apiKeyId'>
     .where('accounts.id', '=', value<string>('accountId')),
 );
 
-const USAGE_COLUMNS = {
+/** Every column of a usage record: the placeholders of its prepared `INSERT`s. */
+export const USAGE_COLUMNS = {
   task_id: true,
   account_id: true,
   api_key_id: true,
@@ -135,21 +136,5 @@ export async function reserveUsage(
     if (refusal) throw new BudgetExceeded(refusal);
   }
 
-  await insertUsage(trx, {
-    task_id: task.id,
-    account_id: task.accountId,
-    api_key_id: apiKeyId,
-    environment: task.environment,
-    model: task.model,
-    engine: null,
-    quality: task.params.quality,
-    aspect_ratio: task.params.aspect_ratio,
-    width: null,
-    height: null,
-    video_seconds: needed.videoSeconds,
-    cost: needed.costMicros,
-    state: 'reserved',
-    created_at: now,
-    settled_at: null,
-  } satisfies Required<Insertable<UsageRecordsTable>>);
+  await insertUsage(trx, toUsageRow(task, now));
 }
