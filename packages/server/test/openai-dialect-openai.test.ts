@@ -124,19 +124,19 @@ describe('the fake refuses what OpenAI refuses', () => {
 
 describe('openai engine, server: openai', () => {
   /** Each grid job with the create request it made of the server that fails each video. */
-  let grid: { readonly job: RenderJob; readonly asked: RecordedCreate }[];
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
   before(async () => {
     const sora = engine({ base_url: asked.url });
     grid = await Promise.all(
       gridJobs(dir, assets, 'task-sora').map(async (job) => ({
         job,
-        asked: await askFor(sora, asked, job),
+        request: await askFor(sora, asked, job),
       })),
     );
   });
 
   it('asks for every model ID at every quality and aspect ratio, sending only what OpenAI takes', () => {
-    for (const { job, asked: create } of grid) {
+    for (const { job, request: create } of grid) {
       assert.ok(create.contentType.startsWith('multipart/form-data'), 'multipart, as the SDKs send it');
       assert.deepEqual(
         Object.keys(create.fields).sort(),
@@ -164,10 +164,10 @@ describe('openai engine, server: openai', () => {
     const chosen = coveringItems(
       grid,
       (cell) => cell.job,
-      ({ job, asked }) => [...gridFeatures(job), `asked ${asked.fields.size}`],
+      ({ job, request }) => [...gridFeatures(job), `asked ${request.fields.size}`],
     );
     await Promise.all(
-      chosen.map(async ({ job, asked }) => {
+      chosen.map(async ({ job, request }) => {
         const ctx = renderContext();
         await sora.render(job, ctx);
         await assertContractVideo(job);
@@ -175,7 +175,7 @@ describe('openai engine, server: openai', () => {
         const create = createFor(fake, job);
         assert.deepEqual(
           [create.fields, create.effective],
-          [asked.fields, asked.effective],
+          [request.fields, request.effective],
           `${describeJob(job)}: asked as when the video failed`,
         );
       }),

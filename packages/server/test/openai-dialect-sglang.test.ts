@@ -124,18 +124,18 @@ describe('the fake refuses what SGLang Diffusion refuses and drops what it drops
 
 describe('openai engine, server: sglang', () => {
   /** Each grid job with the create request it made of the servers that fail each video. */
-  let grid: { readonly job: RenderJob; readonly asked: RecordedCreate }[];
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
   before(async () => {
     grid = await Promise.all(
       gridJobs(dir, assets, 'task-sglang').map(async (job) => {
         const server = job.images.length > 0 ? askedI2v : askedT2v;
-        return { job, asked: await askFor(engine(server), server, job) };
+        return { job, request: await askFor(engine(server), server, job) };
       }),
     );
   });
 
   it('asks for every model ID at every quality and aspect ratio with the seed and settings honoured', () => {
-    for (const { job, asked: create } of grid) {
+    for (const { job, request: create } of grid) {
       assert.equal(create.effective.seed, job.params.seed, `${describeJob(job)}: the seed is the request's`);
       assert.deepEqual(create.effective.settings, { num_inference_steps: 40, guidance_scale: 4 });
       assert.equal(create.effective.fps, 16);
@@ -164,17 +164,20 @@ describe('openai engine, server: sglang', () => {
     const chosen = coveringItems(
       grid,
       (cell) => cell.job,
-      ({ job, asked }) => [...gridFeatures(job), `asked ${asked.effective.width}x${asked.effective.height}`],
+      ({ job, request }) => [
+        ...gridFeatures(job),
+        `asked ${request.effective.width}x${request.effective.height}`,
+      ],
     );
     await Promise.all(
-      chosen.map(async ({ job, asked }) => {
+      chosen.map(async ({ job, request }) => {
         const server = job.images.length > 0 ? i2v : t2v;
         await engine(server).render(job, renderContext());
         await assertContractVideo(job);
         const create = createFor(server, job);
         assert.deepEqual(
           [create.fields, create.effective],
-          [asked.fields, asked.effective],
+          [request.fields, request.effective],
           `${describeJob(job)}: asked as when the video failed`,
         );
       }),

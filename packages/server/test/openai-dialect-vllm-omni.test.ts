@@ -114,19 +114,19 @@ describe('the fake refuses what vLLM-Omni refuses and ignores what it ignores', 
 
 describe('openai engine, server: vllm-omni', () => {
   /** Each grid job with the create request it made of the server that fails each video. */
-  let grid: { readonly job: RenderJob; readonly asked: RecordedCreate }[];
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
   before(async () => {
     const wan = engine({ base_url: asked.url });
     grid = await Promise.all(
       gridJobs(dir, assets, 'task-vllm').map(async (job) => ({
         job,
-        asked: await askFor(wan, asked, job),
+        request: await askFor(wan, asked, job),
       })),
     );
   });
 
   it('asks for every model ID at every quality and aspect ratio as form data with the seed and settings', () => {
-    for (const { job, asked: create } of grid) {
+    for (const { job, request: create } of grid) {
       assert.ok(create.contentType.startsWith('multipart/form-data'));
       assert.equal(create.effective.model, SERVED);
       assert.equal(create.effective.seed, job.params.seed);
@@ -160,13 +160,13 @@ describe('openai engine, server: vllm-omni', () => {
       (cell) => gridFeatures(cell.job),
     );
     await Promise.all(
-      chosen.map(async ({ job, asked }) => {
+      chosen.map(async ({ job, request }) => {
         await wan.render(job, renderContext());
         await assertContractVideo(job);
         const create = createFor(fake, job);
         assert.deepEqual(
           [create.fields, create.effective],
-          [asked.fields, asked.effective],
+          [request.fields, request.effective],
           `${describeJob(job)}: asked as when the video failed`,
         );
       }),

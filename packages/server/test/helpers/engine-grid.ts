@@ -1,7 +1,8 @@
 /**
  * Jobs over every quality and aspect ratio a request can have (3 × 7), spread over the six model IDs so that
  * each model ID gets three or four of them, with the assets each mode takes: what a test renders through an
- * engine to show that every model ID completes at every frame, conformed exactly to the request.
+ * engine to show that every model ID completes at every frame, conformed exactly to the request; or, where a
+ * video for each costs minutes, whose requests a test checks, rendering only a covering few (coveringItems).
  */
 import { join } from 'node:path';
 import { ASPECT_RATIOS, QUALITIES } from '../../src/domain/frame-size.js';
