@@ -1,7 +1,9 @@
 /**
  * The `openai` engine speaking to OpenAI's Videos API (Sora 2), against a strict fake written from OpenAI's
  * API description (test/fakes/video-servers.ts): every model ID at every quality and aspect ratio, only the
- * parameters OpenAI takes, its sizes and durations, a reference image of exactly the size.
+ * parameters OpenAI takes, its sizes and durations, a reference image of exactly the size. Every job's request
+ * is checked; a video is rendered and conformed only for the few jobs that between them have each model ID,
+ * quality, orientation and size asked for (helpers/asked-videos.ts, helpers/engine-grid.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -11,8 +13,17 @@ import { after, before, describe, it } from 'node:test';
 import { TaskFailure } from '../src/domain/errors.js';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
 import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
-import { FakeVideoServer } from './fakes/video-servers.js';
-import { describeJob, type GridAssets, gridJobs, writeGridAssets } from './helpers/engine-grid.js';
+import type { RenderJob } from '../src/ports/engine.js';
+import { FakeVideoServer, type RecordedCreate } from './fakes/video-servers.js';
+import { askFor, createFor, startAskedServer } from './helpers/asked-videos.js';
+import {
+  coveringItems,
+  describeJob,
+  type GridAssets,
+  gridFeatures,
+  gridJobs,
+  writeGridAssets,
+} from './helpers/engine-grid.js';
 import {
   assertContractVideo,
   assertProgressRisesToOne,
@@ -25,6 +36,8 @@ const KEY = 'sk-proj-Zq8vN3rT5wY1pL7xK2mB9cD4';
 let dir: string;
 let assets: GridAssets;
 let fake: FakeVideoServer;
+/** The same server, failing each video: what a job asks for, without a video made. */
+let asked: FakeVideoServer;
 
 function engine(options: Partial<OpenAiOptions> = {}): OpenAiEngine {
   return new OpenAiEngine(
@@ -58,11 +71,12 @@ function form(fields: Record<string, string>): FormData {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-openai-dialect-'));
   assets = await writeGridAssets(dir);
-  fake = await FakeVideoServer.start({ kind: 'openai', apiKey: KEY, cacheDir: join(dir, 'cache') });
+  const options = { kind: 'openai', apiKey: KEY, cacheDir: join(dir, 'cache') } as const;
+  [fake, asked] = await Promise.all([FakeVideoServer.start(options), startAskedServer(options)]);
 });
 
 after(async () => {
-  await fake.close();
+  await Promise.all([fake.close(), asked.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -109,15 +123,20 @@ describe('the fake refuses what OpenAI refuses', () => {
 });
 
 describe('openai engine, server: openai', () => {
-  it('renders every model ID at every quality and aspect ratio, sending only what OpenAI takes', async () => {
-    const sora = engine();
-    for (const job of gridJobs(dir, assets, 'task-sora')) {
-      const ctx = renderContext();
-      await sora.render(job, ctx);
-      await assertContractVideo(job);
-      assertProgressRisesToOne(ctx.progress);
-      const create = fake.creates.at(-1);
-      assert.ok(create, describeJob(job));
+  /** Each grid job with the create request it made of the server that fails each video. */
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
+  before(async () => {
+    const sora = engine({ base_url: asked.url });
+    grid = await Promise.all(
+      gridJobs(dir, assets, 'task-sora').map(async (job) => ({
+        job,
+        request: await askFor(sora, asked, job),
+      })),
+    );
+  });
+
+  it('asks for every model ID at every quality and aspect ratio, sending only what OpenAI takes', () => {
+    for (const { job, request: create } of grid) {
       assert.ok(create.contentType.startsWith('multipart/form-data'), 'multipart, as the SDKs send it');
       assert.deepEqual(
         Object.keys(create.fields).sort(),
@@ -140,17 +159,41 @@ describe('openai engine, server: openai', () => {
     }
   });
 
+  it('renders a conformed video for a job of each model ID, quality, orientation and size asked for, with audio and two images', async () => {
+    const sora = engine();
+    const chosen = coveringItems(
+      grid,
+      (cell) => cell.job,
+      ({ job, request }) => [...gridFeatures(job), `asked ${request.fields.size}`],
+    );
+    await Promise.all(
+      chosen.map(async ({ job, request }) => {
+        const ctx = renderContext();
+        await sora.render(job, ctx);
+        await assertContractVideo(job);
+        assertProgressRisesToOne(ctx.progress);
+        const create = createFor(fake, job);
+        assert.deepEqual(
+          [create.fields, create.effective],
+          [request.fields, request.effective],
+          `${describeJob(job)}: asked as when the video failed`,
+        );
+      }),
+    );
+  });
+
   it('asks sora-2 only for 1280x720 and 720x1280, and a 1080p portrait of sora-2-pro for 1024x1792', async () => {
-    await engine({ model: 'sora-2' }).render(
-      makeJob(dir, { quality: '1080p', ratio: '9:16' }),
-      renderContext(),
-    );
-    assert.equal(fake.creates.at(-1)?.fields.size, '720x1280');
-    await engine().render(makeJob(dir, { quality: '1080p', ratio: '9:16', duration: 6 }), renderContext());
-    assert.deepEqual(
-      [fake.creates.at(-1)?.fields.size, fake.creates.at(-1)?.fields.seconds],
-      ['1024x1792', '8'],
-    );
+    const sora2 = makeJob(dir, { quality: '1080p', ratio: '9:16', prompt: 'a 1080p portrait of sora-2' });
+    const asked2 = await askFor(engine({ base_url: asked.url, model: 'sora-2' }), asked, sora2);
+    assert.equal(asked2.fields.size, '720x1280');
+    const pro = makeJob(dir, {
+      quality: '1080p',
+      ratio: '9:16',
+      duration: 6,
+      prompt: 'a 1080p portrait of sora-2-pro',
+    });
+    const askedPro = await askFor(engine({ base_url: asked.url }), asked, pro);
+    assert.deepEqual([askedPro.fields.size, askedPro.fields.seconds], ['1024x1792', '8']);
   });
 
   it('sends no DELETE for a cancelled video, which OpenAI cannot stop', async () => {

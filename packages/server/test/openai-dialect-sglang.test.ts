@@ -2,7 +2,9 @@
  * The `openai` engine speaking to SGLang Diffusion serving Wan 2.2, against a strict fake written from
  * SGLang's video_api.py and protocol.py (test/fakes/video-servers.ts): every model ID at every quality and
  * aspect ratio through a T2V and an I2V server, the seed and settings honoured on JSON and on multipart
- * (inside `extra_body`), and `DELETE` only forgetting a video.
+ * (inside `extra_body`), and `DELETE` only forgetting a video. Every job's request is checked; a video is
+ * rendered and conformed only for the few jobs that between them have each model ID, quality, orientation
+ * and size asked for (helpers/asked-videos.ts, helpers/engine-grid.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -11,8 +13,17 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
 import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
-import { FakeVideoServer } from './fakes/video-servers.js';
-import { describeJob, type GridAssets, gridJobs, writeGridAssets } from './helpers/engine-grid.js';
+import type { RenderJob } from '../src/ports/engine.js';
+import { FakeVideoServer, type RecordedCreate } from './fakes/video-servers.js';
+import { askFor, createFor, startAskedServer } from './helpers/asked-videos.js';
+import {
+  coveringItems,
+  describeJob,
+  type GridAssets,
+  gridFeatures,
+  gridJobs,
+  writeGridAssets,
+} from './helpers/engine-grid.js';
 import { assertContractVideo, makeJob, renderContext } from './helpers/render-jobs.js';
 
 /** The docs' sizes for Wan 2.2 A14B, and its own frame rate. */
@@ -22,6 +33,9 @@ let dir: string;
 let assets: GridAssets;
 let t2v: FakeVideoServer;
 let i2v: FakeVideoServer;
+/** The same servers, failing each video: what every job of the grid asks for, without a video made. */
+let askedT2v: FakeVideoServer;
+let askedI2v: FakeVideoServer;
 
 function engine(server: FakeVideoServer, options: Partial<OpenAiOptions> = {}): OpenAiEngine {
   return new OpenAiEngine(
@@ -46,17 +60,22 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-sglang-dialect-'));
   assets = await writeGridAssets(dir);
   const cacheDir = join(dir, 'cache');
-  t2v = await FakeVideoServer.start({ kind: 'sglang', cacheDir, task: 'T2V' });
-  i2v = await FakeVideoServer.start({
+  const i2vOptions = {
     kind: 'sglang',
     cacheDir,
     task: 'I2V',
     servedModel: 'Wan-AI/Wan2.2-I2V-A14B-Diffusers',
-  });
+  } as const;
+  [t2v, i2v, askedT2v, askedI2v] = await Promise.all([
+    FakeVideoServer.start({ kind: 'sglang', cacheDir, task: 'T2V' }),
+    FakeVideoServer.start(i2vOptions),
+    startAskedServer({ kind: 'sglang', cacheDir, task: 'T2V' }),
+    startAskedServer(i2vOptions),
+  ]);
 });
 
 after(async () => {
-  await Promise.all([t2v.close(), i2v.close()]);
+  await Promise.all([t2v, i2v, askedT2v, askedI2v].map((server) => server.close()));
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -104,13 +123,19 @@ describe('the fake refuses what SGLang Diffusion refuses and drops what it drops
 });
 
 describe('openai engine, server: sglang', () => {
-  it('renders every model ID at every quality and aspect ratio with the seed and settings honoured', async () => {
-    for (const job of gridJobs(dir, assets, 'task-sglang')) {
-      const server = job.images.length > 0 ? i2v : t2v;
-      await engine(server).render(job, renderContext());
-      await assertContractVideo(job);
-      const create = server.creates.at(-1);
-      assert.ok(create, describeJob(job));
+  /** Each grid job with the create request it made of the servers that fail each video. */
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
+  before(async () => {
+    grid = await Promise.all(
+      gridJobs(dir, assets, 'task-sglang').map(async (job) => {
+        const server = job.images.length > 0 ? askedI2v : askedT2v;
+        return { job, request: await askFor(engine(server), server, job) };
+      }),
+    );
+  });
+
+  it('asks for every model ID at every quality and aspect ratio with the seed and settings honoured', () => {
+    for (const { job, request: create } of grid) {
       assert.equal(create.effective.seed, job.params.seed, `${describeJob(job)}: the seed is the request's`);
       assert.deepEqual(create.effective.settings, { num_inference_steps: 40, guidance_scale: 4 });
       assert.equal(create.effective.fps, 16);
@@ -133,6 +158,30 @@ describe('openai engine, server: sglang', () => {
         assert.ok(create.contentType.startsWith('application/json'));
       }
     }
+  });
+
+  it('renders a conformed video for a job of each model ID, quality, orientation and size asked for, with audio and two images', async () => {
+    const chosen = coveringItems(
+      grid,
+      (cell) => cell.job,
+      ({ job, request }) => [
+        ...gridFeatures(job),
+        `asked ${request.effective.width}x${request.effective.height}`,
+      ],
+    );
+    await Promise.all(
+      chosen.map(async ({ job, request }) => {
+        const server = job.images.length > 0 ? i2v : t2v;
+        await engine(server).render(job, renderContext());
+        await assertContractVideo(job);
+        const create = createFor(server, job);
+        assert.deepEqual(
+          [create.fields, create.effective],
+          [request.fields, request.effective],
+          `${describeJob(job)}: asked as when the video failed`,
+        );
+      }),
+    );
   });
 
   it('sends a DELETE that only forgets a cancelled video (SGLang cannot stop it)', async () => {

@@ -2,7 +2,9 @@
  * The `openai` engine speaking to vLLM-Omni serving Wan 2.2, against a strict fake written from vLLM-Omni's
  * api_server.py and protocol/videos.py (test/fakes/video-servers.ts): form data always, the served model
  * name, every model ID at every quality and aspect ratio, a failed video's error status read at once, and a
- * `DELETE` that stops a running video.
+ * `DELETE` that stops a running video. Every job's request is checked; a video is rendered and conformed
+ * only for the few jobs that between them have each model ID, quality and orientation (helpers/asked-videos.ts,
+ * helpers/engine-grid.ts).
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -12,8 +14,17 @@ import { after, before, describe, it } from 'node:test';
 import { TaskFailure } from '../src/domain/errors.js';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
 import type { OpenAiOptions } from '../src/engines/openai/openai-options.js';
-import { FakeVideoServer } from './fakes/video-servers.js';
-import { describeJob, type GridAssets, gridJobs, writeGridAssets } from './helpers/engine-grid.js';
+import type { RenderJob } from '../src/ports/engine.js';
+import { FakeVideoServer, type RecordedCreate } from './fakes/video-servers.js';
+import { askFor, createFor, startAskedServer } from './helpers/asked-videos.js';
+import {
+  coveringItems,
+  describeJob,
+  type GridAssets,
+  gridFeatures,
+  gridJobs,
+  writeGridAssets,
+} from './helpers/engine-grid.js';
 import { assertContractVideo, makeJob, renderContext } from './helpers/render-jobs.js';
 
 const KEY = 'vllm-key-4f9a2c7e1b3d5a8f';
@@ -22,6 +33,8 @@ const SERVED = 'Wan-AI/Wan2.2-T2V-A14B-Diffusers';
 let dir: string;
 let assets: GridAssets;
 let fake: FakeVideoServer;
+/** The same server, failing each video: what every job of the grid asks for, without a video made. */
+let asked: FakeVideoServer;
 
 function engine(options: Partial<OpenAiOptions> = {}): OpenAiEngine {
   return new OpenAiEngine(
@@ -54,16 +67,17 @@ async function failure(promise: Promise<unknown>): Promise<TaskFailure> {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-vllm-dialect-'));
   assets = await writeGridAssets(dir);
-  fake = await FakeVideoServer.start({
+  const options = {
     kind: 'vllm-omni',
     apiKey: KEY,
     servedModel: SERVED,
     cacheDir: join(dir, 'cache'),
-  });
+  } as const;
+  [fake, asked] = await Promise.all([FakeVideoServer.start(options), startAskedServer(options)]);
 });
 
 after(async () => {
-  await fake.close();
+  await Promise.all([fake.close(), asked.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -99,13 +113,20 @@ describe('the fake refuses what vLLM-Omni refuses and ignores what it ignores', 
 });
 
 describe('openai engine, server: vllm-omni', () => {
-  it('renders every model ID at every quality and aspect ratio as form data with the seed and settings', async () => {
-    const wan = engine();
-    for (const job of gridJobs(dir, assets, 'task-vllm')) {
-      await wan.render(job, renderContext());
-      await assertContractVideo(job);
-      const create = fake.creates.at(-1);
-      assert.ok(create, describeJob(job));
+  /** Each grid job with the create request it made of the server that fails each video. */
+  let grid: { readonly job: RenderJob; readonly request: RecordedCreate }[];
+  before(async () => {
+    const wan = engine({ base_url: asked.url });
+    grid = await Promise.all(
+      gridJobs(dir, assets, 'task-vllm').map(async (job) => ({
+        job,
+        request: await askFor(wan, asked, job),
+      })),
+    );
+  });
+
+  it('asks for every model ID at every quality and aspect ratio as form data with the seed and settings', () => {
+    for (const { job, request: create } of grid) {
       assert.ok(create.contentType.startsWith('multipart/form-data'));
       assert.equal(create.effective.model, SERVED);
       assert.equal(create.effective.seed, job.params.seed);
@@ -129,6 +150,27 @@ describe('openai engine, server: vllm-omni', () => {
         );
       }
     }
+  });
+
+  it('renders a conformed video for a job of each model ID, quality and orientation, with audio and two images', async () => {
+    const wan = engine();
+    const chosen = coveringItems(
+      grid,
+      (cell) => cell.job,
+      (cell) => gridFeatures(cell.job),
+    );
+    await Promise.all(
+      chosen.map(async ({ job, request }) => {
+        await wan.render(job, renderContext());
+        await assertContractVideo(job);
+        const create = createFor(fake, job);
+        assert.deepEqual(
+          [create.fields, create.effective],
+          [request.fields, request.effective],
+          `${describeJob(job)}: asked as when the video failed`,
+        );
+      }),
+    );
   });
 
   it('fails at once with the server reason when a video fails, though its GET answers HTTP 500', async () => {

@@ -1,7 +1,8 @@
 /**
  * Jobs over every quality and aspect ratio a request can have (3 × 7), spread over the six model IDs so that
  * each model ID gets three or four of them, with the assets each mode takes: what a test renders through an
- * engine to show that every model ID completes at every frame, conformed exactly to the request.
+ * engine to show that every model ID completes at every frame, conformed exactly to the request; or, where a
+ * video for each costs minutes, whose requests a test checks, rendering only a covering few (coveringItems).
  */
 import { join } from 'node:path';
 import { ASPECT_RATIOS, QUALITIES } from '../../src/domain/frame-size.js';
@@ -51,6 +52,57 @@ export function gridJobs(dir: string, assets: GridAssets, taskPrefix: string): R
       audios,
     });
   });
+}
+
+/**
+ * What a grid job shows of an engine beside its request: its model ID, its quality, the orientation of its
+ * frame, an audio reference (an AAC track in the result) and two images.
+ */
+export function gridFeatures(job: RenderJob): string[] {
+  const { width, height } = job.frame;
+  const orientation = width > height ? 'landscape' : width < height ? 'portrait' : 'square';
+  return [
+    `model ${job.model.id}`,
+    `quality ${job.params.quality}`,
+    `frame ${orientation}`,
+    ...(job.audios.length > 0 ? ['audio'] : []),
+    ...(job.images.length > 1 ? ['two images'] : []),
+  ];
+}
+
+/**
+ * The few of `items` that between them have every feature any of them has, picked greedily: each time the
+ * one with the most features not yet had, the one with the fewest pixels × seconds to render on a tie, then
+ * the first. Which jobs a test renders in full when it checks every job's request and a video for each would
+ * cost minutes.
+ */
+export function coveringItems<T>(
+  items: readonly T[],
+  job: (item: T) => RenderJob,
+  features: (item: T) => readonly string[],
+): T[] {
+  const cost = (item: T): number => {
+    const { frame, params } = job(item);
+    return frame.width * frame.height * params.duration;
+  };
+  const had = new Set<string>();
+  const chosen: T[] = [];
+  const fresh = (item: T): number => new Set(features(item).filter((f) => !had.has(f))).size;
+  for (;;) {
+    let best: T | undefined;
+    for (const item of items) {
+      if (fresh(item) === 0) continue;
+      if (
+        best === undefined ||
+        fresh(item) > fresh(best) ||
+        (fresh(item) === fresh(best) && cost(item) < cost(best))
+      )
+        best = item;
+    }
+    if (best === undefined) return chosen;
+    chosen.push(best);
+    for (const feature of features(best)) had.add(feature);
+  }
 }
 
 export function describeJob(job: RenderJob): string {
