@@ -210,6 +210,7 @@ describe('openai engine', () => {
           kind,
           cacheDir: cacheDir(),
           apiKey: kind === 'sglang' ? undefined : KEY,
+          picture: { colour: '0x2060a0' },
         });
         closers.push(() => server.close());
         engine = new OpenAiEngine(

@@ -32,7 +32,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadImage } from '@napi-rs/canvas';
 import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
-import { fakeVideoFile } from './fake-video-file.js';
+import { type FakeVideo, fakeVideoFile } from './fake-video-file.js';
 
 export type VideoServerKind = 'openai' | 'sglang' | 'vllm-omni';
 export type FakeOutcome = 'complete' | 'fail' | 'never-finish';
@@ -49,6 +49,8 @@ export interface FakeVideoServerOptions {
   readonly task?: 'T2V' | 'I2V' | 'TI2V';
   /** SGLang: a release before #16425 (2026-01), which served the model at `GET /models` and had no `/v1/models`. */
   readonly legacyModelsRoute?: boolean;
+  /** What the made videos show: ffmpeg's moving test pattern (default), or a flat colour, cheaper to conform. */
+  readonly picture?: FakeVideo['picture'];
 }
 
 /** What the real server would make of a create request: the video's shape and the settings it used. */
@@ -895,8 +897,9 @@ export class FakeVideoServer {
     return { id: job.id, deleted: true, object: 'video.deleted' };
   }
 
-  /** An MP4 of the effective shape (a test pattern), made once per shape. */
+  /** An MP4 of the effective shape, made once per shape and picture. */
   #makeVideo({ width, height, fps, frames }: EffectiveRequest): Promise<string> {
-    return fakeVideoFile(this.#options.cacheDir, { width, height, fps, frames, picture: 'test-pattern' });
+    const picture = this.#options.picture ?? 'test-pattern';
+    return fakeVideoFile(this.#options.cacheDir, { width, height, fps, frames, picture });
   }
 }
