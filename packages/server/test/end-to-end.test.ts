@@ -351,7 +351,9 @@ describe('logs', () => {
 /** A render that has visibly started, so that stopping the server now interrupts it. */
 const underWay = (task: PublicTask) => task.status === 'processing' && task.progress >= 10;
 
-describe('crashes and restarts', () => {
+// Each test has a server and a data directory of its own, and spends much of its time waiting (for a lease to
+// run out, for a server to start or stop): they run side by side.
+describe('crashes and restarts', { concurrency: true }, () => {
   it('a server killed with SIGKILL mid-render completes the task after a restart', async () => {
     const crashDir = join(workDir, 'crash-data');
     const env = serverEnv(crashDir, { VIDEOGEN_LEASE_SECONDS: '2' });
