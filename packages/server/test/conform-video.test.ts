@@ -247,8 +247,10 @@ describe('conformGeometry', () => {
 describe('conformVideo over every frame and common model sizes', { concurrency: 2 }, () => {
   const sources = new Map<SourcePicture, string>();
   const pictures = [...MODEL_PICTURES, ANAMORPHIC_PICTURES[0]!];
-  // A quarter of a second each way keeps the ~200 conversions fast; yuv444p allows the odd sizes.
-  const short: Omit<VideoTarget, 'frame'> = { fps: 24, duration: 0.25, audio: false };
+  // Short clips keep the ~200 conversions cheap: a quarter of a second in (four frames at 16 fps, so the frame
+  // rate is converted), two frames out (1/12 s at 24 fps, so a frame rate and a duration can still be read);
+  // a conversion's cost grows with its frames at these sizes. yuv444p allows the odd sizes.
+  const short: Omit<VideoTarget, 'frame'> = { fps: 24, duration: 1 / 12, audio: false };
 
   before(async () => {
     await eachLimited(pictures, 2, async (picture) => {

@@ -177,7 +177,9 @@ describe('exec engine', () => {
   });
 });
 
-describe('openai engine', () => {
+// The servers' fakes are independent of each other: they run side by side, each one's tests in turn (a
+// refusal waits out SHORT_DEADLINE_MS).
+describe('openai engine', { concurrency: true }, () => {
   const settings: Record<VideoServerKind, (server: FakeVideoServer) => OpenAiOptions> = {
     openai: (server) => ({ type: 'openai', base_url: server.url, api_key: KEY, model: 'sora-2' }),
     sglang: (server) => ({
@@ -201,7 +203,7 @@ describe('openai engine', () => {
   };
 
   for (const kind of ['openai', 'sglang', 'vllm-omni'] as const) {
-    describe(`server: ${kind}`, () => {
+    describe(`server: ${kind}`, { concurrency: false }, () => {
       let server: FakeVideoServer;
       let engine: OpenAiEngine;
 
@@ -210,6 +212,7 @@ describe('openai engine', () => {
           kind,
           cacheDir: cacheDir(),
           apiKey: kind === 'sglang' ? undefined : KEY,
+          picture: { colour: '0x2060a0' },
         });
         closers.push(() => server.close());
         engine = new OpenAiEngine(
@@ -318,7 +321,8 @@ describe('relay engine', () => {
   });
 });
 
-describe('hosted engines', () => {
+// As for the openai servers: the providers side by side, each one's tests in turn.
+describe('hosted engines', { concurrency: true }, () => {
   /** Each hosted engine against its fake: the engine, and a way to make the fake answer 503 to every submit. */
   interface Hosted {
     readonly engine: Engine;
@@ -492,7 +496,7 @@ describe('hosted engines', () => {
   };
 
   for (const [type, start] of Object.entries(hosted)) {
-    describe(type, () => {
+    describe(type, { concurrency: false }, () => {
       let provider: Hosted;
 
       before(async () => {

@@ -27,9 +27,13 @@ let assets: GridAssets;
 const fakes: FakeVideoServer[] = [];
 
 async function fake(
-  options: Omit<Parameters<typeof FakeVideoServer.start>[0], 'cacheDir'>,
+  options: Omit<Parameters<typeof FakeVideoServer.start>[0], 'cacheDir' | 'picture'>,
 ): Promise<FakeVideoServer> {
-  const server = await FakeVideoServer.start({ ...options, cacheDir: join(dir, 'cache') });
+  const server = await FakeVideoServer.start({
+    ...options,
+    cacheDir: join(dir, 'cache'),
+    picture: { colour: '0x2060a0' },
+  });
   fakes.push(server);
   return server;
 }

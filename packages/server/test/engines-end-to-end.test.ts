@@ -69,7 +69,11 @@ function enginesYaml(): string {
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-engines-e2e-'));
   await startEchoingUpstream();
-  vllm = await FakeVideoServer.start({ kind: 'vllm-omni', cacheDir: join(dir, 'vllm-cache') });
+  vllm = await FakeVideoServer.start({
+    kind: 'vllm-omni',
+    cacheDir: join(dir, 'vllm-cache'),
+    picture: { colour: '0x2060a0' },
+  });
   await writeFileAsync(join(dir, 'engines.yaml'), enginesYaml());
 });
 after(async () => {

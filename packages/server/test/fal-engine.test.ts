@@ -432,7 +432,8 @@ describe('fal engine: capabilities and the engines file', () => {
     assert.equal(fast.api_key, KEY);
     const pointed = {
       ...config,
-      engines: new Map([['seedance-fast-t2v', { ...fast, base_url: server.url }]]),
+      // Only the address and the polling change: the default 2 s between polls would be waited out here.
+      engines: new Map([['seedance-fast-t2v', { ...fast, base_url: server.url, poll_interval_ms: 10 }]]),
     };
     const engine = createEngines(pointed).get('seedance-fast-t2v');
     const job = falJob({ model: 'videogen-2.0-fast-text-to-video', quality: '480p', ratio: '9:16' });

@@ -162,7 +162,7 @@ describe('local engine', () => {
       ['480p', '21:9', 1120, 480],
     ];
     for (const [quality, ratio, width, height] of cases) {
-      const job = makeJob(dir, { model: 'videogen-2.0-fast-text-to-video', quality, ratio });
+      const job = makeJob(dir, { model: 'videogen-2.0-fast-text-to-video', quality, ratio, duration: 2 });
       await engine.render(job, renderContext());
       const facts = await mp4Facts(job.outputPath);
       assert.equal(facts.video?.width, width, `${quality} ${ratio} width`);
@@ -172,9 +172,9 @@ describe('local engine', () => {
   });
 
   it('is byte-identical for the same seed and different for another seed', async () => {
-    const first = makeJob(dir, { seed: 7 });
-    const again = makeJob(dir, { seed: 7 });
-    const other = makeJob(dir, { seed: 8 });
+    const first = makeJob(dir, { seed: 7, duration: 2 });
+    const again = makeJob(dir, { seed: 7, duration: 2 });
+    const other = makeJob(dir, { seed: 8, duration: 2 });
     for (const job of [first, again, other]) await engine.render(job, renderContext());
     const [a, b, c] = await Promise.all([first, again, other].map((job) => readFile(job.outputPath)));
     assert.ok(a && b && c);
@@ -390,6 +390,7 @@ describe('local engine', () => {
       images: [fixtures.blueJpeg],
       videos: [fixtures.video],
       audios: [fixtures.audio],
+      duration: 2,
     } as const;
     const first = makeJob(dir, { ...options, seed: 3 });
     const again = makeJob(dir, { ...options, seed: 3 });

@@ -40,7 +40,13 @@ async function fake(
   kind: VideoServerKind,
   extra: { legacyModelsRoute?: boolean } = {},
 ): Promise<FakeVideoServer> {
-  const server = await FakeVideoServer.start({ kind, apiKey: KEY, cacheDir: join(dir, 'cache'), ...extra });
+  const server = await FakeVideoServer.start({
+    kind,
+    apiKey: KEY,
+    cacheDir: join(dir, 'cache'),
+    picture: { colour: '0x2060a0' },
+    ...extra,
+  });
   fakes.push(server);
   return server;
 }

@@ -74,7 +74,11 @@ describe('fallback along a route', () => {
   let hooks: WebhookReceiver;
 
   before(async () => {
-    gpu = await FakeVideoServer.start({ kind: 'sglang', cacheDir: join(dir, 'gpu-cache') });
+    gpu = await FakeVideoServer.start({
+      kind: 'sglang',
+      cacheDir: join(dir, 'gpu-cache'),
+      picture: { colour: '0x2060a0' },
+    });
     closers.push(() => gpu.close());
     hooks = await startWebhookReceiver();
     closers.push(() => hooks.close());
@@ -143,7 +147,11 @@ describe('fallback along a route', () => {
 
 describe('no fallback once the upstream accepted the job', () => {
   it('keeps the task on the server that took it, though it goes away and the accept timeout has passed', async () => {
-    const gpu = await FakeVideoServer.start({ kind: 'sglang', cacheDir: join(dir, 'gone-cache') });
+    const gpu = await FakeVideoServer.start({
+      kind: 'sglang',
+      cacheDir: join(dir, 'gone-cache'),
+      picture: { colour: '0x2060a0' },
+    });
     gpu.outcome = 'never-finish';
     let closed = false;
     closers.push(() => (closed ? Promise.resolve() : gpu.close()));

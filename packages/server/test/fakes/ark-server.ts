@@ -1109,7 +1109,7 @@ export class FakeArkServer {
     return task.file;
   }
 
-  /** An MP4 of the task's shape (a test pattern, a mono tone when it has sound), made once per shape. */
+  /** An MP4 of the task's shape (a flat colour, a mono tone when it has sound), made once per shape. */
   #makeVideo(task: Task): Promise<string> {
     const { width, height, frameCount, audio } = task;
     return fakeVideoFile(this.#options.cacheDir, {
@@ -1117,7 +1117,7 @@ export class FakeArkServer {
       height,
       fps: FPS,
       frames: frameCount,
-      picture: 'test-pattern',
+      picture: { colour: '0x7d3a6e' },
       tone: audio ? { frequency: 660, sampleRate: 44100, channels: 1 } : undefined,
     });
   }

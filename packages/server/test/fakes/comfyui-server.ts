@@ -31,7 +31,7 @@
  *   - `gpu`: what happens on the GPU box, chosen by the test: a node raising (out of memory), a sampler step
  *     that never ends until interrupted, a queue that does not start prompts; and `holdPromptRequests()`,
  *     a `/prompt` whose answer the test holds back.
- * Not modelled: the picture content (a test pattern), metadata tags in saved files, image previews other than
+ * Not modelled: the picture content (a flat colour), metadata tags in saved files, image previews other than
  * placeholder JPEG bytes, `/view`'s `preview`/`channel` re-encoding, VHS formats other than video/h264-mp4,
  * integers beyond 2^53 (JSON numbers are doubles here; Python keeps them exact).
  */
@@ -1352,7 +1352,7 @@ class MediaCache {
     this.#dir = dir;
   }
 
-  /** A test-pattern H.264 yuv420p MP4 of exactly this shape (moov at the end, as PyAV writes it). */
+  /** A flat-colour H.264 yuv420p MP4 of exactly this shape (moov at the end, as PyAV writes it). */
   async writeVideo(path: string, shape: VideoShape): Promise<void> {
     const { width, height, frames, fps } = shape;
     // Float noise in a node's rate (23.976000000000003) is dropped: ffmpeg gets it to a thousandth.
@@ -1362,7 +1362,7 @@ class MediaCache {
       height,
       fps: rate,
       frames,
-      picture: 'test-pattern',
+      picture: { colour: '0x5a4fb0' },
     });
     await copyFile(source, path);
   }

@@ -584,7 +584,7 @@ export class FakeFalServer {
       height,
       fps: OUTPUT_FPS,
       frames,
-      picture: 'test-pattern',
+      picture: { colour: '0xb0702f' },
     });
     const name = `/files/${randomUUID()}/output.mp4`;
     this.#files.set(name, path);

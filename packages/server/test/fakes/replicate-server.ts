@@ -640,9 +640,15 @@ export class FakeReplicate {
     await sendVideoFile(res, file);
   }
 
-  /** An MP4 of the shape (a test pattern), made once per shape. */
+  /** An MP4 of the shape (a flat colour: no test looks at the picture), made once per shape. */
   #makeVideo({ width, height, frames, fps }: Video): Promise<string> {
-    return fakeVideoFile(this.#options.cacheDir, { width, height, fps, frames, picture: 'test-pattern' });
+    return fakeVideoFile(this.#options.cacheDir, {
+      width,
+      height,
+      fps,
+      frames,
+      picture: { colour: '0x3a7d44' },
+    });
   }
 }
 

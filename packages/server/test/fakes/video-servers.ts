@@ -32,7 +32,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadImage } from '@napi-rs/canvas';
 import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
-import { fakeVideoFile } from './fake-video-file.js';
+import { type FakeVideo, fakeVideoFile } from './fake-video-file.js';
 
 export type VideoServerKind = 'openai' | 'sglang' | 'vllm-omni';
 export type FakeOutcome = 'complete' | 'fail' | 'never-finish';
@@ -49,6 +49,8 @@ export interface FakeVideoServerOptions {
   readonly task?: 'T2V' | 'I2V' | 'TI2V';
   /** SGLang: a release before #16425 (2026-01), which served the model at `GET /models` and had no `/v1/models`. */
   readonly legacyModelsRoute?: boolean;
+  /** What the made videos show: a flat colour (default, cheap to conform), or ffmpeg's moving test pattern. */
+  readonly picture?: FakeVideo['picture'];
 }
 
 /** What the real server would make of a create request: the video's shape and the settings it used. */
@@ -896,16 +898,12 @@ export class FakeVideoServer {
   }
 
   /**
-   * An MP4 of the effective shape, made once per shape: a flat colour, since no test looks at the picture
-   * and a moving pattern costs the engine's conforming several times as much at 1080p.
+   * An MP4 of the effective shape, made once per shape and picture: a flat colour unless the options ask for the
+   * test pattern, since no test looks at the picture and a moving pattern costs the engine's conforming several
+   * times as much at 1080p.
    */
   #makeVideo({ width, height, fps, frames }: EffectiveRequest): Promise<string> {
-    return fakeVideoFile(this.#options.cacheDir, {
-      width,
-      height,
-      fps,
-      frames,
-      picture: { colour: '0x3070b0' },
-    });
+    const picture = this.#options.picture ?? { colour: '0x3070b0' };
+    return fakeVideoFile(this.#options.cacheDir, { width, height, fps, frames, picture });
   }
 }

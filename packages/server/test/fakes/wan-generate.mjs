@@ -14,6 +14,9 @@
  * - `wan/utils/utils.py` `save_video`: libx264 MP4 at the task's fps; logging goes to stdout, the tqdm bar
  *   of the sampling steps to stderr.
  *
+ * The picture is a flat colour: no test looks at it, and it is the cheapest to encode here and to conform
+ * after (a moving test pattern at Wan's sizes doubles what conforming a clip costs).
+ *
  * Limits of the fake: ti2v-5B with `--image` (its `best_output_size` path) and the s2v/animate tasks are not
  * modelled and exit 1 saying so; `--ckpt_dir` must exist, as loading the models would need. Environment:
  *   WAN_FAKE_FFMPEG   the ffmpeg binary (required), WAN_FAKE_FFPROBE  the ffprobe binary (for --image)
@@ -277,7 +280,7 @@ const cached = cacheDir
 if (cached && existsSync(cached)) {
   copyFileSync(cached, saveFile);
 } else {
-  const source = `testsrc2=size=${size.width}x${size.height}:rate=${config.fps}`;
+  const source = `color=c=0x2f6fb0:size=${size.width}x${size.height}:rate=${config.fps}`;
   execFileSync(process.env.WAN_FAKE_FFMPEG, [
     ...['-v', 'error', '-nostdin', '-y', '-f', 'lavfi', '-i', source, '-frames:v', String(frames)],
     ...['-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', saveFile],
