@@ -9,7 +9,7 @@
  * gone, upgrade and remove this module.
  *
  * What it costs: each statement for the life of its thread (SQLite's prepared statement while its database is
- * open, a few hundred bytes after it closes). The store prepares a bounded set of SQL strings once per database
+ * open, only better-sqlite3's small wrapper once it closes). The store prepares a bounded set of SQL strings once per database
  * (statement-cache.ts), and a pragma run again reuses its statement.
  */
 import BetterSqlite3 from 'better-sqlite3';
