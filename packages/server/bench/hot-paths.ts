@@ -21,7 +21,6 @@ import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import BetterSqlite3 from 'better-sqlite3';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Kysely, SqliteDialect } from 'kysely';
 import pg from 'pg';
@@ -34,6 +33,8 @@ import { resultKey } from '../src/domain/storage-keys.js';
 import { startService } from '../src/service.js';
 import type { Database } from '../src/store/database-schema.js';
 import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
+import { openDatabase } from '../src/store/sqlite-handles.js';
+import { withStatementCache } from '../src/store/statement-cache.js';
 import { toTaskRow } from '../src/store/task-row.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -146,7 +147,9 @@ function sqliteSetup(dataDir: string): StoreSetup {
   const path = join(dataDir, 'videogen.db');
   let db: Kysely<Database> | undefined;
   const open = () => {
-    db ??= new Kysely<Database>({ dialect: new SqliteDialect({ database: new BetterSqlite3(path) }) });
+    db ??= new Kysely<Database>({
+      dialect: new SqliteDialect({ database: withStatementCache(openDatabase(path)) }),
+    });
     return db;
   };
   return {

@@ -16,7 +16,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import type { Insertable } from 'kysely';
 import pg from 'pg';
 import { MODEL_IDS, type ModelId } from '../src/domain/models.js';
@@ -25,6 +24,7 @@ import type { Store, TaskListQuery } from '../src/ports/store.js';
 import type { TasksTable } from '../src/store/database-schema.js';
 import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../src/store/pg-database.js';
 import { PgStore } from '../src/store/pg-store.js';
+import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 
 const TASKS = Number(process.env.BENCH_SCALE_TASKS ?? 1_000_000);
@@ -155,31 +155,31 @@ const COLUMNS = [
 
 /** Multi-row inserts, 500 rows a statement and 50 000 a transaction, on a connection of its own. */
 function fillSqlite(path: string, accounts: readonly string[]): void {
-  const database = new BetterSqlite3(path);
+  const database = openDatabase(path);
   try {
-    database.pragma('journal_mode = WAL');
-    database.pragma('synchronous = NORMAL');
+    pragma(database, 'journal_mode = WAL');
+    pragma(database, 'synchronous = NORMAL');
     const rowsPerStatement = 500;
     const placeholders = `(${COLUMNS.map(() => '?').join(', ')})`;
-    const insert = database.prepare(
+    const insert = prepare(
+      database,
       `insert into tasks (${COLUMNS.join(', ')}) values ${Array(rowsPerStatement).fill(placeholders).join(', ')}`,
     );
     const insertRows = (rows: readonly TaskRow[]) => {
       const values = rows.flatMap((row) => COLUMNS.map((column) => row[column] ?? null));
       if (rows.length === rowsPerStatement) insert.run(values);
       else {
-        database
-          .prepare(
-            `insert into tasks (${COLUMNS.join(', ')}) values ${Array(rows.length).fill(placeholders).join(', ')}`,
-          )
-          .run(values);
+        prepare(
+          database,
+          `insert into tasks (${COLUMNS.join(', ')}) values ${Array(rows.length).fill(placeholders).join(', ')}`,
+        ).run(values);
       }
     };
     const fillBatch = database.transaction((rows: readonly TaskRow[]) => {
       for (let i = 0; i < rows.length; i += rowsPerStatement) insertRows(rows.slice(i, i + rowsPerStatement));
     });
     for (const batch of taskRows(accounts, 50_000)) fillBatch(batch);
-    database.pragma('wal_checkpoint(TRUNCATE)');
+    pragma(database, 'wal_checkpoint(TRUNCATE)');
   } finally {
     database.close();
   }
@@ -222,20 +222,20 @@ function whereOf(scope: TaskScope, filter: Filter, placeholder: (n: number) => s
 }
 
 function sqliteProbe(path: string): Probe & { close(): void } {
-  const database = new BetterSqlite3(path, { readonly: true });
+  const database = openDatabase(path, { readonly: true });
   return {
     async count(scope, filter) {
       const { where, values } = whereOf(scope, filter, () => '?');
-      return (database.prepare(`select count(*) as n from tasks where ${where}`).get(values) as { n: number })
-        .n;
+      return (
+        prepare(database, `select count(*) as n from tasks where ${where}`).get(values) as { n: number }
+      ).n;
     },
     async cursorAt(scope, filter, offset) {
       const { where, values } = whereOf(scope, filter, () => '?');
-      const row = database
-        .prepare(
-          `select created_at, id from tasks where ${where} order by created_at desc, id desc limit 1 offset ?`,
-        )
-        .get([...values, offset]) as { created_at: number; id: string };
+      const row = prepare(
+        database,
+        `select created_at, id from tasks where ${where} order by created_at desc, id desc limit 1 offset ?`,
+      ).get([...values, offset]) as { created_at: number; id: string };
       return { createdAt: row.created_at, id: row.id };
     },
     close: () => database.close(),

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { FormData, request } from 'undici';
+import { FormData, Response, request } from 'undici';
 import { WebSocket } from 'ws';
 import { TaskFailure } from '../src/domain/errors.js';
 import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
@@ -81,11 +81,14 @@ async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; text: string; json: () => Json }> {
+  // A form goes as its encoded bytes, as the engine sends it (upstream-request.ts says why).
+  const form = body instanceof FormData ? new Response(body) : undefined;
   const response = await request(`${comfy.baseUrl}${path}`, {
     method,
-    headers,
-    body:
-      body === undefined || typeof body === 'string' || body instanceof FormData
+    headers: form ? { ...headers, 'content-type': form.headers.get('content-type') ?? '' } : headers,
+    body: form
+      ? Buffer.from(await form.arrayBuffer())
+      : body === undefined || typeof body === 'string'
         ? body
         : JSON.stringify(body),
   });

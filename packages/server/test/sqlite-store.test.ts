@@ -5,10 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
-import BetterSqlite3 from 'better-sqlite3';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
+import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
 import { until } from './helpers/until.js';
@@ -91,10 +91,10 @@ describe('SqliteStore', () => {
     try {
       await store.migrate();
       const account = await store.createAccount();
-      const raw = new BetterSqlite3(path, { readonly: true });
+      const raw = openDatabase(path, { readonly: true });
       try {
         assert.equal(
-          raw.pragma('wal_autocheckpoint', { simple: true }),
+          pragma(raw, 'wal_autocheckpoint', { simple: true }),
           1000,
           "another connection's default",
         );
@@ -102,11 +102,11 @@ describe('SqliteStore', () => {
         // Read from the file alone (no WAL): once checkpointed, the account is there.
         await until(
           async () => {
-            const fileOnly = new BetterSqlite3(await copyWithoutWal(path), { readonly: true });
+            const fileOnly = openDatabase(await copyWithoutWal(path), { readonly: true });
             try {
-              const found = fileOnly
-                .prepare('select count(*) as n from accounts where id = ?')
-                .get(account.id);
+              const found = prepare(fileOnly, 'select count(*) as n from accounts where id = ?').get(
+                account.id,
+              );
               return (found as { n: number } | undefined)?.n === 1;
             } catch {
               return false; // Not even the schema checkpointed yet.
@@ -125,14 +125,46 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('leaves nothing of better-sqlite3 for the garbage collector: a process runs on after its stores closed', async () => {
+    // On Node.js 24 a collected better-sqlite3 object aborts the process (sqlite-handles.ts). Every collection
+    // here is a full one (--gc-global), started by the script's own allocations, and the new space is small, so
+    // the stores' objects, young or old, and those of their checkpointer threads would all be collected.
+    const script = `
+      const { SqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
+      for (let round = 0; round < 3; round++) {
+        const store = new SqliteStore({
+          path: ${JSON.stringify(join(dir, 'collected'))} + round + '.db',
+          checkpointInBackground: true,
+        });
+        await store.migrate();
+        await store.createAccount();
+        await store.close();
+      }
+      let garbage = [];
+      for (let i = 0; i < 2_000_000; i++) {
+        garbage.push({ i });
+        if (garbage.length === 1000) garbage = [];
+      }
+      process.stdout.write('survived\\n');
+    `;
+    const { stdout } = await run(process.execPath, [
+      '--gc-global',
+      '--max-semi-space-size=1',
+      '--input-type=module',
+      '--eval',
+      script,
+    ]);
+    assert.equal(stdout, 'survived\n');
+  });
+
   it('creates the parent directory and uses WAL', async () => {
     const path = join(dir, 'nested', 'deeper', 'videogen.db');
     const store = new SqliteStore({ path });
     await store.migrate();
     await store.close();
-    const raw = new BetterSqlite3(path, { readonly: true });
+    const raw = openDatabase(path, { readonly: true });
     try {
-      assert.equal(raw.pragma('journal_mode', { simple: true }), 'wal');
+      assert.equal(pragma(raw, 'journal_mode', { simple: true }), 'wal');
     } finally {
       raw.close();
     }
@@ -227,15 +259,16 @@ describe('SqliteStore', () => {
     await first.migrate();
     const account = await first.createAccount();
     await first.close();
-    const raw = new BetterSqlite3(path);
+    const raw = openDatabase(path);
     const statRows = () =>
       (
-        raw.prepare("select count(*) as count from sqlite_stat1 where tbl = 'tasks'").get() as {
+        prepare(raw, "select count(*) as count from sqlite_stat1 where tbl = 'tasks'").get() as {
           count: number;
         }
       ).count;
     try {
-      const insert = raw.prepare(
+      const insert = prepare(
+        raw,
         `insert into tasks (id, account_id, environment, model, status, progress, params, attempts, created_at,
            updated_at) values (?, ?, 'production', 'videogen-2.0-text-to-video', 'completed', 100, '{}', 0, ?, ?)`,
       );
@@ -286,10 +319,10 @@ describe('SqliteStore', () => {
     await store.migrate();
     assert.equal(await store.countAccounts(), 4);
     await store.close();
-    const raw = new BetterSqlite3(path, { readonly: true });
+    const raw = openDatabase(path, { readonly: true });
     try {
       assert.deepEqual(
-        raw.prepare('select name from kysely_migration order by name').pluck().all(),
+        prepare(raw, 'select name from kysely_migration order by name').pluck().all(),
         Object.keys(MIGRATIONS).sort(),
       );
     } finally {
@@ -302,7 +335,7 @@ describe('SqliteStore', () => {
     const store = new SqliteStore({ path });
     await store.migrate();
     await store.close();
-    const raw = new BetterSqlite3(path, { readonly: true });
+    const raw = openDatabase(path, { readonly: true });
     try {
       for (const { name, query } of plannedPages()) {
         const { sql, parameters } = compiledPage(
@@ -310,7 +343,7 @@ describe('SqliteStore', () => {
           { accountId: 'acct_a', environment: 'production' },
           query,
         );
-        const plan = (raw.prepare(`explain query plan ${sql}`).all(parameters) as { detail: string }[]).map(
+        const plan = (prepare(raw, `explain query plan ${sql}`).all(parameters) as { detail: string }[]).map(
           (row) => row.detail,
         );
         assert.equal(plan.length, 1, `${name}: ${plan.join('; ')}`);

@@ -9,7 +9,7 @@
  * the public-addresses-only dispatcher that guards user-supplied URLs.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type Dispatcher, errors, type FormData, request } from 'undici';
+import { type Dispatcher, errors, FormData, Response, request } from 'undici';
 import { TaskFailure } from '../domain/errors.js';
 import { parseRetryAfter } from '../outbound/retry-after.js';
 
@@ -132,6 +132,23 @@ function describeError(label: string, call: UpstreamCall, error: unknown): strin
 }
 
 /**
+ * `call`'s headers and body as sent: a FormData as the bytes of its multipart encoding, made by this package's
+ * undici. Handed to `request` as it is, it would be encoded by the undici of the global dispatcher, which on
+ * Node.js 24 is Node.js's own copy (reading node:http's `WebSocket`, as importing node:http from an ES module
+ * does, installs it first), and that copy does not take this package's FormData for one: the request went out
+ * without a body and waited until the server timed it out (nodejs/undici#5520).
+ */
+async function wireFormOf(call: UpstreamCall): Promise<Pick<UpstreamCall, 'headers' | 'body'>> {
+  if (!(call.body instanceof FormData)) return { headers: call.headers, body: call.body };
+  const encoded = new Response(call.body);
+  const contentType = encoded.headers.get('content-type');
+  return {
+    headers: { ...call.headers, ...(contentType ? { 'content-type': contentType } : {}) },
+    body: Buffer.from(await encoded.arrayBuffer()),
+  };
+}
+
+/**
  * Sends `call`, retrying transient failures; resolves with the first 2xx answer. Redirects are not followed
  * (they would carry the key to wherever they point): a 3xx is refused like a 4xx. The caller reads
  * (or dumps) its body.
@@ -144,6 +161,7 @@ export async function upstreamRequest(
   const cap = options.maxDelayMs ?? DEFAULT_MAX_DELAY_MS;
   const random = options.random ?? Math.random;
   const attemptTimeout = options.attemptTimeoutMs ?? DEFAULT_ATTEMPT_TIMEOUT_MS;
+  const { headers, body } = await wireFormOf(call);
   for (let attempt = 1; ; attempt++) {
     options.signal.throwIfAborted();
     let problem: string;
@@ -151,8 +169,8 @@ export async function upstreamRequest(
     try {
       const response = await request(call.url, {
         method: call.method,
-        headers: call.headers,
-        body: call.body,
+        headers,
+        body,
         signal: options.signal,
         dispatcher: options.dispatcher,
         headersTimeout: attemptTimeout,

@@ -4,14 +4,14 @@
  * loop. PASSIVE: it never waits for, nor blocks, the store's readers and writer.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import BetterSqlite3 from 'better-sqlite3';
+import { openDatabase, pragma } from './sqlite-handles.js';
 
 const { path, intervalMs } = workerData as { path: string; intervalMs: number };
-const database = new BetterSqlite3(path);
-database.pragma('busy_timeout = 5000');
+const database = openDatabase(path);
+pragma(database, 'busy_timeout = 5000');
 const timer = setInterval(() => {
   try {
-    database.pragma('wal_checkpoint(PASSIVE)');
+    pragma(database, 'wal_checkpoint(PASSIVE)');
   } catch (error) {
     parentPort?.postMessage({ error: error instanceof Error ? error.message : String(error) });
   }

@@ -8,6 +8,7 @@
  * (docs/benchmarks.md, "Task reads at 1M tasks").
  */
 import type BetterSqlite3 from 'better-sqlite3';
+import { pragma } from './sqlite-handles.js';
 
 /** Rows of each index an ANALYZE reads (SQLite suggests 100 to 1000). */
 export const ANALYSIS_LIMIT = 400;
@@ -20,8 +21,8 @@ export const OPTIMIZE_ALL_TABLES = 'optimize = 0x10002';
 
 /** On a connection just opened: its analysis limit, then statistics for whatever lacks them or has changed. */
 export function optimizeOnOpen(database: BetterSqlite3.Database): void {
-  database.pragma(`analysis_limit = ${ANALYSIS_LIMIT}`);
-  database.pragma(OPTIMIZE_ALL_TABLES);
+  pragma(database, `analysis_limit = ${ANALYSIS_LIMIT}`);
+  pragma(database, OPTIMIZE_ALL_TABLES);
 }
 
 /** Runs `optimize` every `intervalMs` until stopped; the timer does not keep the process alive. */

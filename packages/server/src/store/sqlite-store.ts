@@ -1,7 +1,6 @@
 /** The `Store` on one SQLite file (or `:memory:`), through Kysely over better-sqlite3. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { TaskRecord } from '../domain/task.js';
 import type { NewTask, WorkerLock } from '../ports/store.js';
@@ -11,6 +10,7 @@ import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { insertTask } from './operations/create-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
+import { openDatabase, pragma } from './sqlite-handles.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { withStatementCache } from './statement-cache.js';
 
@@ -36,13 +36,13 @@ function openSqlite(
   onError?: (error: unknown) => void,
 ): Kysely<Database> {
   if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
-  const database = new BetterSqlite3(path);
-  database.pragma('journal_mode = WAL');
+  const database = openDatabase(path);
+  pragma(database, 'journal_mode = WAL');
   // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
-  database.pragma('busy_timeout = 5000');
-  database.pragma('foreign_keys = ON');
-  database.pragma('synchronous = NORMAL');
-  if (checkpointInBackground) database.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+  pragma(database, 'busy_timeout = 5000');
+  pragma(database, 'foreign_keys = ON');
+  pragma(database, 'synchronous = NORMAL');
+  if (checkpointInBackground) pragma(database, `wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   try {
     optimizeOnOpen(database);
   } catch (error) {

@@ -1,20 +1,24 @@
 /**
  * Kysely's SQLite driver prepares every statement anew, which was the largest single cost of a poll
- * (`GET /v1/tasks/{id}`). The store issues a small, fixed set of SQL strings, so they are kept prepared.
+ * (`GET /v1/tasks/{id}`). The store issues a small set of SQL strings, so they are kept prepared. None is
+ * evicted: a statement lives as long as its thread anyway (sqlite-handles.ts), so one evicted and prepared again
+ * would only be a second. The strings that differ are those with a list of values, each as long as a batch, a
+ * configured list or the receivers with deliveries in flight at most, so the set is bounded, but not small: a claim
+ * of deliveries differs with the receivers in flight and those full, and each of its strings holds some tens of
+ * KiB while its database is open.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { prepare } from './sqlite-handles.js';
 
-export function withStatementCache(database: BetterSqlite3.Database, limit = 256): SqliteDatabase {
+export function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>();
   return {
     close: () => database.close(),
     prepare(sql: string): SqliteStatement {
       let statement = statements.get(sql);
       if (!statement) {
-        statement = database.prepare(sql);
-        // Oldest first out; queries built with a variable number of parameters could otherwise grow it.
-        if (statements.size >= limit) statements.delete(statements.keys().next().value as string);
+        statement = prepare(database, sql);
         statements.set(sql, statement);
       }
       return statement;
