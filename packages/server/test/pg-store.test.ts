@@ -7,7 +7,7 @@ import { type GenerationParams, parseGenerationRequest } from '../src/domain/gen
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
-import { openPgDatabase } from '../src/store/pg-database.js';
+import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
@@ -184,6 +184,26 @@ describe('PostgreSQL', postgres, () => {
         await Promise.all(elsewhere.map((store) => store.close()));
       }
     });
+
+    it('finds a migrated schema up to date without the migration lock', { timeout: 30_000 }, (t) =>
+      withStores(2, async ([first, second]) => {
+        assert.ok(first && second);
+        await first.migrate();
+        await first.createAccount();
+        const unlock = () => raw.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]);
+        await raw.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+        // Past the time limit the lock goes, so that a failure does not hold up every other migration.
+        const onTimeout = () => void unlock();
+        t.signal.addEventListener('abort', onTimeout);
+        try {
+          await second.migrate();
+        } finally {
+          t.signal.removeEventListener('abort', onTimeout);
+          await unlock();
+        }
+        assert.equal(await second.countAccounts(), 1);
+      }),
+    );
 
     it('never hands one task to two stores claiming at once', () =>
       withStores(5, async (stores) => {
