@@ -2,7 +2,8 @@
  * Every method of `VideogenClient` against a real `videogen serve` (one worker, the local engine): creating,
  * querying, listing across pages, cancelling, deleting, uploading, waiting (event stream and polling,
  * aborted or not), generating to a downloadable MP4, listing the models, and the typed errors of refused
- * requests.
+ * requests. What needs no render runs against a second server with no worker (`VIDEOGEN_ROLE=api`), where
+ * tasks stay pending: renders nobody waits for would hold up the worker's queue for the tests that do.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -52,19 +53,23 @@ const MEDIUM = {
 describe('VideogenClient against a real server', () => {
   let server: TestServer;
   let client: VideogenClient;
+  /** No worker runs there. */
+  let apiOnly: TestServer;
+  let apiOnlyClient: VideogenClient;
 
   before(async () => {
-    server = await startServer();
+    [server, apiOnly] = await Promise.all([startServer(), startServer({ VIDEOGEN_ROLE: 'api' })]);
     client = new VideogenClient({ baseUrl: server.url, apiKey: server.apiKey });
+    apiOnlyClient = new VideogenClient({ baseUrl: apiOnly.url, apiKey: apiOnly.apiKey });
   });
   after(async () => {
-    await server?.stop();
+    await Promise.all([server?.stop(), apiOnly?.stop()]);
   });
 
   /** A client with a key of its own environment (production), whose task list no other test touches. */
   async function isolatedClient(): Promise<VideogenClient> {
-    const key = (await server.cli(['keys', 'create', '--name', 'isolated', '--env', 'production'])).trim();
-    return new VideogenClient({ baseUrl: server.url, apiKey: key });
+    const key = (await apiOnly.cli(['keys', 'create', '--name', 'isolated', '--env', 'production'])).trim();
+    return new VideogenClient({ baseUrl: apiOnly.url, apiKey: key });
   }
 
   it('creates a task and reads it back', async () => {
@@ -149,24 +154,19 @@ describe('VideogenClient against a real server', () => {
   });
 
   it('marks every model unavailable on a server with no worker running, with the reason', async () => {
-    const apiOnly = await startServer({ VIDEOGEN_ROLE: 'api' });
-    try {
-      const models = await new VideogenClient({ baseUrl: apiOnly.url, apiKey: apiOnly.apiKey }).listModels();
-      assert.equal(models.length, MODEL_IDS.length);
-      for (const model of models) {
-        assert.equal(model.available, false, model.id);
-        assert.match(model.unavailable_reason ?? '', /No worker serving this model is running/, model.id);
-      }
-    } finally {
-      await apiOnly.stop();
+    const models = await apiOnlyClient.listModels();
+    assert.equal(models.length, MODEL_IDS.length);
+    for (const model of models) {
+      assert.equal(model.available, false, model.id);
+      assert.match(model.unavailable_reason ?? '', /No worker serving this model is running/, model.id);
     }
   });
 
   it('sends an Idempotency-Key on every creation, so a repeat with the same key creates nothing new', async () => {
     const recorder = recordingFetch();
     const recorded = new VideogenClient({
-      baseUrl: server.url,
-      apiKey: server.apiKey,
+      baseUrl: apiOnly.url,
+      apiKey: apiOnly.apiKey,
       fetch: recorder.fetch,
     });
     await recorded.createTask(QUICK);
@@ -178,11 +178,11 @@ describe('VideogenClient against a real server', () => {
     assert.notEqual(keys[0], keys[1], 'each call has its own key');
 
     const idempotencyKey = crypto.randomUUID();
-    const first = await client.createTask(QUICK, { idempotencyKey });
-    const again = await client.createTask(QUICK, { idempotencyKey });
+    const first = await apiOnlyClient.createTask(QUICK, { idempotencyKey });
+    const again = await apiOnlyClient.createTask(QUICK, { idempotencyKey });
     assert.equal(again.id, first.id);
     await assert.rejects(
-      client.createTask({ ...QUICK, prompt: 'another body' }, { idempotencyKey }),
+      apiOnlyClient.createTask({ ...QUICK, prompt: 'another body' }, { idempotencyKey }),
       (error: unknown) => error instanceof ConflictError && error.code === 'idempotency_conflict',
     );
   });
@@ -261,8 +261,8 @@ describe('VideogenClient against a real server', () => {
 
     // Stopping early fetches no more pages.
     const recorder = recordingFetch();
-    const key = (await server.cli(['keys', 'create', '--name', 'pager', '--env', 'production'])).trim();
-    const recorded = new VideogenClient({ baseUrl: server.url, apiKey: key, fetch: recorder.fetch });
+    const key = (await apiOnly.cli(['keys', 'create', '--name', 'pager', '--env', 'production'])).trim();
+    const recorded = new VideogenClient({ baseUrl: apiOnly.url, apiKey: key, fetch: recorder.fetch });
     for await (const task of recorded.listTasks({ limit: 2 })) {
       assert.equal(task.id, newestFirst[0]);
       break;
@@ -436,24 +436,14 @@ describe('VideogenClient against a real server', () => {
     });
 
     describe('aborted', () => {
-      // No worker runs there: a task stays pending for ever, so only the abort ends a wait for it (a wait that
-      // ignored it would end by the test's time limit, and a poll would come every 10 minutes).
-      let apiOnly: TestServer;
-      let waiter: VideogenClient;
-      before(async () => {
-        apiOnly = await startServer({ VIDEOGEN_ROLE: 'api' });
-        waiter = new VideogenClient({ baseUrl: apiOnly.url, apiKey: apiOnly.apiKey });
-      });
-      after(async () => {
-        await apiOnly?.stop();
-      });
-
+      // On the server with no worker: a task stays pending for ever, so only the abort ends a wait for it (a
+      // wait that ignored it would end by the test's time limit, and a poll would come every 10 minutes).
       for (const method of ['events', 'poll'] as const) {
         it(`stops at once when aborted (${method})`, { timeout: 120_000 }, async () => {
-          const task = await waiter.createTask(QUICK);
+          const task = await apiOnlyClient.createTask(QUICK);
           const controller = new AbortController();
           const started = Date.now();
-          const waiting = waiter.waitForTask(task.id, {
+          const waiting = apiOnlyClient.waitForTask(task.id, {
             method,
             signal: controller.signal,
             pollInterval: 600_000,

@@ -1,7 +1,8 @@
 /**
  * The callback (webhook) behaviour every `Store` must have: per-account signing secrets and their rotation, the
  * outbox that status changes fill in the same transaction, and the claiming, fencing and logging of delivery
- * attempts. Called from `storeConformance`, with the same `open`: a fresh, empty store reading `clock.now`.
+ * attempts. Called from `storeConformance`, with the same `open`: an empty store of the test's own reading
+ * `clock.now`.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

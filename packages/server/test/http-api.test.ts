@@ -327,4 +327,26 @@ describe('a server shutting down', () => {
     assert.equal(error.code, 'overloaded');
     assert.equal(error.request_id, /\r\nx-request-id: (\S+)/i.exec(head)?.[1]);
   });
+  it('ends a connection that sent nothing instead of waiting for it', { timeout: 60_000 }, async (t) => {
+    // Timeouts of an hour: only the close itself can end the connection within the test's time limit (past
+    // which the connection is ended here, so that a failure does not hold the process for the hour).
+    const closing = await startTestService({
+      VIDEOGEN_KEEP_ALIVE_TIMEOUT_SECONDS: '3600',
+      VIDEOGEN_IDLE_TIMEOUT_SECONDS: '0',
+      VIDEOGEN_REQUEST_TIMEOUT_SECONDS: '0',
+      VIDEOGEN_HEADERS_TIMEOUT_SECONDS: '3600',
+    });
+    const { hostname, port } = new URL(closing.url);
+    const accepted = once(closing.service.app.server, 'connection');
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    t.signal.addEventListener('abort', () => socket.destroy());
+    await accepted;
+    const ended = once(socket, 'close');
+    await closing.close();
+    await ended;
+    assert.equal(Buffer.concat(chunks).length, 0, 'nothing was asked, so nothing is answered');
+  });
 });

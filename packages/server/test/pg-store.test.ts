@@ -9,9 +9,15 @@ import type { TaskRecord } from '../src/domain/task.js';
 import { BudgetExceeded, NO_LIMITS, type UsageLimits } from '../src/domain/usage.js';
 import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
-import { openPgDatabase } from '../src/store/pg-database.js';
+import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
-import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
+import {
+  freshSchemas,
+  postgresSuite,
+  type SchemaLender,
+  schemaLender,
+  TEST_DATABASE_URL,
+} from './helpers/postgres.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
 import { storeConformance } from './store-conformance.js';
 
@@ -59,14 +65,29 @@ const TABLES = [
   'workers',
 ];
 
+/** A store on a lent schema, which it gives back when it closes. */
+class StoreOnLentSchema extends PgStore {
+  readonly #schema: string;
+  readonly #lender: SchemaLender;
+
+  constructor(lender: SchemaLender, now: () => number) {
+    const schema = lender.lend();
+    super({ connectionString: TEST_DATABASE_URL, schema, now });
+    this.#schema = schema;
+    this.#lender = lender;
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.#lender.giveBack(this.#schema);
+  }
+}
+
 describe('PostgreSQL', postgres, () => {
   const schema = freshSchemas();
+  const lender = schemaLender();
 
-  storeConformance(
-    'PgStore',
-    async (clock) =>
-      new PgStore({ connectionString: TEST_DATABASE_URL, schema: schema(), now: () => clock.now }),
-  );
+  storeConformance('PgStore', async (clock) => new StoreOnLentSchema(lender, () => clock.now));
 
   describe('PgStore', () => {
     /** A raw connection for looking behind the store. */
@@ -77,13 +98,36 @@ describe('PostgreSQL', postgres, () => {
     });
     after(() => raw.end());
 
-    /** Stores on one schema, each with its own pool (as separate processes would be), closed afterwards. */
+    type StoresTest = (stores: PgStore[], schemaName: string) => Promise<void>;
+
+    /**
+     * Stores on one schema, each with its own pool (as separate processes would be), closed afterwards: an
+     * emptied schema lent for the test.
+     */
     async function withStores(
       count: number,
-      test: (stores: PgStore[], schemaName: string) => Promise<void>,
+      test: StoresTest,
       options: Partial<PgStoreOptions> = {},
     ): Promise<void> {
-      const schemaName = schema();
+      const lent = lender.lend();
+      try {
+        await withStoresOn(lent, count, test, options);
+      } finally {
+        await lender.giveBack(lent);
+      }
+    }
+
+    /** `withStores` on a fresh schema, for the tests of migrating one. */
+    function withFreshStores(count: number, test: StoresTest, options: Partial<PgStoreOptions> = {}) {
+      return withStoresOn(schema(), count, test, options);
+    }
+
+    async function withStoresOn(
+      schemaName: string,
+      count: number,
+      test: StoresTest,
+      options: Partial<PgStoreOptions>,
+    ): Promise<void> {
       const stores = Array.from(
         { length: count },
         () =>
@@ -407,7 +451,7 @@ describe('PostgreSQL', postgres, () => {
         () => new PgStore({ connectionString: TEST_DATABASE_URL, schema: other, poolSize: 2 }),
       );
       try {
-        await withStores(6, async (stores, schemaName) => {
+        await withFreshStores(6, async (stores, schemaName) => {
           await Promise.all([...stores, ...elsewhere].map((store) => store.migrate()));
           for (const name of [schemaName, other]) {
             assert.deepEqual(await tablesIn(name), TABLES);
@@ -429,6 +473,26 @@ describe('PostgreSQL', postgres, () => {
         await Promise.all(elsewhere.map((store) => store.close()));
       }
     });
+
+    it('finds a migrated schema up to date without the migration lock', { timeout: 30_000 }, (t) =>
+      withStores(2, async ([first, second]) => {
+        assert.ok(first && second);
+        await first.migrate();
+        await first.createAccount();
+        const unlock = () => raw.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]);
+        await raw.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+        // Past the time limit the lock goes, so that a failure does not hold up every other migration.
+        const onTimeout = () => void unlock();
+        t.signal.addEventListener('abort', onTimeout);
+        try {
+          await second.migrate();
+        } finally {
+          t.signal.removeEventListener('abort', onTimeout);
+          await unlock();
+        }
+        assert.equal(await second.countAccounts(), 1);
+      }),
+    );
 
     it('never hands one task to two stores claiming at once', () =>
       withStores(5, async (stores) => {
@@ -592,8 +656,9 @@ describe('PostgreSQL', postgres, () => {
         );
       }));
 
+    // On a fresh schema: the planner's statistics are those of this test's tasks alone.
     it('reads every page of GET /v1/tasks by one index scan in order, with no sort, however deep', () =>
-      withStores(1, async ([store], schemaName) => {
+      withFreshStores(1, async ([store], schemaName) => {
         assert.ok(store);
         await store.migrate();
         const accounts = [(await store.createAccount()).id, (await store.createAccount()).id];
@@ -696,7 +761,7 @@ describe('PostgreSQL', postgres, () => {
     it('keeps everything in its schema, whatever search_path the URL asks for', async () => {
       const url = new URL(TEST_DATABASE_URL);
       url.searchParams.set('options', '-c search_path=public');
-      await withStores(
+      await withFreshStores(
         1,
         async ([store], schemaName) => {
           assert.ok(store);
@@ -721,7 +786,7 @@ describe('PostgreSQL', postgres, () => {
       await neighbour.createAccount();
       await neighbour.close();
 
-      await withStores(1, async ([store], schemaName) => {
+      await withFreshStores(1, async ([store], schemaName) => {
         assert.ok(store);
         // The schema as a server of the first release left it: 0001 applied, with an account.
         const { db } = openPgDatabase({ connectionString: TEST_DATABASE_URL, schema: schemaName });
@@ -755,7 +820,7 @@ describe('PostgreSQL', postgres, () => {
     });
 
     it('releases the migration locks when a migration fails', { timeout: 30_000 }, async () => {
-      await withStores(2, async ([broken, healthy], schemaName) => {
+      await withFreshStores(2, async ([broken, healthy], schemaName) => {
         assert.ok(broken && healthy);
         // A table in the way of migration 0001 makes it fail.
         await raw.query(`create schema "${schemaName}"`);

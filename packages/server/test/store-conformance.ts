@@ -1,6 +1,7 @@
 /**
  * The behaviour every `Store` must have. Each implementation's test file calls `storeConformance` with a
- * function that opens a fresh, empty store (not yet migrated) reading time from `clock.now`.
+ * function that opens an empty store of the test's own (migrated or not: the harness migrates it) reading
+ * time from `clock.now`.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

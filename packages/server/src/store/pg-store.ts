@@ -3,17 +3,23 @@
  * SQLite, with claims taken `FOR UPDATE SKIP LOCKED` so that any number of processes can share the queue and
  * the callback outbox.
  */
-import { type Kysely, sql } from 'kysely';
+import { DEFAULT_MIGRATION_TABLE, type Kysely, sql } from 'kysely';
 import type { TaskRecord } from '../domain/task.js';
 import type { IdempotentCreation, NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
-import { migrateToLatest } from './migrations/index.js';
+import { isUpToDate, migrateToLatest } from './migrations/index.js';
 import { createTask } from './operations/create-task.js';
 import { createTaskOnce } from './operations/create-task-once.js';
 import { createUnlimitedTask } from './operations/create-unlimited-task.js';
 import { createUnlimitedTaskOnce } from './operations/create-unlimited-task-once.js';
-import { openPgDatabase, type PgDatabase, type PgDatabaseOptions, withMigrationLock } from './pg-database.js';
+import {
+  openPgDatabase,
+  type PgDatabase,
+  type PgDatabaseOptions,
+  quoteIdentifier,
+  withMigrationLock,
+} from './pg-database.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
 import { holdPgWorkerLock } from './pg-worker-lock.js';
 
@@ -84,18 +90,23 @@ export class PgStore extends KyselyStore {
    * advisory lock, then one transaction for the pending migrations), but only around the migrations: it makes
    * its own tables beforehand, unlocked, relying on catching "already exists" errors, and nothing of it makes
    * the schema. Kysely's tables go in the store's schema (`migrationTableSchema`): left to itself it would
-   * take any schema's `kysely_migration` for its own.
+   * take any schema's `kysely_migration` for its own. A schema whose migration table already lists every
+   * migration is left alone, unlocked: migrations are recorded in the transaction that applies them.
    */
   migrate(): Promise<void> {
-    return this.db.connection().execute((db) =>
-      withMigrationLock(db, async () => {
-        const schema = this.#options.schema ?? (await currentSchema(db));
+    return this.db.connection().execute(async (db) => {
+      const schema = this.#options.schema ?? (await currentSchema(db));
+      // Every start and store-backed command comes here, nearly always to find nothing to do: that is two
+      // reads, without queueing for the database-wide lock behind other schemas' migrations, and without
+      // Kysely's reading of every table of every schema in the database.
+      if (isUpToDate(await appliedMigrations(db, schema))) return;
+      await withMigrationLock(db, async () => {
         // Only when missing: CREATE SCHEMA IF NOT EXISTS needs the CREATE privilege even when the schema exists.
         const found = await sql`select 1 from pg_namespace where nspname = ${schema}`.execute(db);
         if (found.rows.length === 0) await sql`create schema ${sql.id(schema)}`.execute(db);
         await migrateToLatest(db, { migrationTableSchema: schema });
-      }),
-    );
+      });
+    });
   }
 
   /**
@@ -131,6 +142,15 @@ export class PgStore extends KyselyStore {
     // Kysely ends the pool only if it ever used it; a work signal may have used it alone.
     if (!this.#pool.ending) await this.#pool.end();
   }
+}
+
+/** The names in the schema's Kysely migration table, none when it has none. */
+async function appliedMigrations(db: Kysely<Database>, schema: string): Promise<string[]> {
+  const name = `${quoteIdentifier(schema)}.${quoteIdentifier(DEFAULT_MIGRATION_TABLE)}`;
+  const table = await sql<{ found: boolean }>`select to_regclass(${name}) is not null as found`.execute(db);
+  if (!table.rows[0]?.found) return [];
+  const query = sql<{ name: string }>`select name from ${sql.id(schema, DEFAULT_MIGRATION_TABLE)}`;
+  return (await query.execute(db)).rows.map((row) => row.name);
 }
 
 /** The schema unqualified names resolve to (normally `public`). */

@@ -97,3 +97,70 @@ export function freshSchemas(): () => string {
     return name;
   };
 }
+
+/** Lends schemas to one store at a time, each given back emptied (its migrations kept). */
+export interface SchemaLender {
+  /** An emptied schema no store holds, else a fresh one. */
+  lend(): string;
+  /** Deletes every row but the migrations' and lends the schema again. */
+  giveBack(name: string): Promise<void>;
+}
+
+/**
+ * Schemas for suites whose every test wants an empty store of its own: a fresh schema costs its test a
+ * migration (0.2-1 s, most of it Kysely reading every table of every schema in the database, under the
+ * database-wide migration lock); an emptied one costs a few deletes. Rows are deleted rather than truncated
+ * (TRUNCATE makes new files for every table: 0.2 s), children before the tables they reference.
+ */
+export function schemaLender(): SchemaLender {
+  const fresh = freshSchemas();
+  const emptied: string[] = [];
+  /** Per schema, its deletes in one string: one round trip, run as one transaction. */
+  const emptyings = new Map<string, string>();
+  let client: pg.Client | undefined;
+  after(async () => {
+    await client?.end();
+  });
+  return {
+    lend: () => emptied.pop() ?? fresh(),
+    async giveBack(name) {
+      if (!client) {
+        client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+        client.on('error', () => undefined);
+        await client.connect();
+      }
+      let emptying = emptyings.get(name);
+      if (!emptying) {
+        const { rows } = await client.query<{ name: string; parents: string[] }>(
+          `select c.relname as name,
+                  array(select p.relname from pg_constraint k join pg_class p on p.oid = k.confrelid
+                         where k.conrelid = c.oid and k.contype = 'f' and k.confrelid <> c.oid) as parents
+             from pg_class c join pg_namespace n on n.oid = c.relnamespace
+            where n.nspname = $1 and c.relkind = 'r' and c.relname not like 'kysely\\_%'`,
+          [name],
+        );
+        emptying = childrenFirst(rows)
+          .map((table) => `delete from ${quoteIdentifier(name)}.${quoteIdentifier(table)};`)
+          .join('\n');
+        // A schema its store never migrated has no tables yet: read them again next time.
+        if (rows.length > 0) emptyings.set(name, emptying);
+      }
+      await client.query(emptying);
+      emptied.push(name);
+    },
+  };
+}
+
+/** The tables ordered so that each comes before every table it references. */
+function childrenFirst(tables: readonly { name: string; parents: readonly string[] }[]): string[] {
+  const order: string[] = [];
+  const placed = new Set<string>();
+  const place = (name: string) => {
+    if (placed.has(name)) return;
+    placed.add(name);
+    for (const child of tables.filter((table) => table.parents.includes(name))) place(child.name);
+    order.push(name);
+  };
+  for (const table of tables) place(table.name);
+  return order;
+}

@@ -1,4 +1,4 @@
-/** What every store conformance suite runs its tests in: a fresh, migrated store on a clock of the test's own. */
+/** What every store conformance suite runs its tests in: an empty, migrated store and a clock of its own. */
 import type { Store } from '../../src/ports/store.js';
 
 export interface Clock {

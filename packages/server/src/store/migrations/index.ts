@@ -31,6 +31,12 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012-delivery-host-index': deliveryHostIndex,
 };
 
+/** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */
+export function isUpToDate(applied: readonly string[]): boolean {
+  const known = Object.keys(MIGRATIONS);
+  return applied.length === known.length && known.every((name) => applied.includes(name));
+}
+
 const provider: MigrationProvider = {
   getMigrations: async () => ({ ...MIGRATIONS }),
 };
