@@ -27,6 +27,7 @@ import type { TaskService } from '../tasks/task-service.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
 import { registerBodyParsers } from './body-parsers.js';
+import { endConnectionsOnClose } from './connections-on-close.js';
 import {
   createClientErrorHandler,
   errorHandler,
@@ -54,7 +55,6 @@ import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
-import { endUnusedConnectionsOnClose } from './unused-connections.js';
 
 export interface ApiDependencies {
   /** Which API key a request's Bearer secret is. */
@@ -158,7 +158,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       : {}),
   }) as unknown as FastifyInstance;
   registerBodyParsers(app, { bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024 });
-  endUnusedConnectionsOnClose(app);
+  endConnectionsOnClose(app);
 
   // One line per request. The path is logged without its query string: result links carry signatures.
   const logRequest = (request: FastifyRequest, reply: FastifyReply, closedEarly: boolean) =>
