@@ -11,17 +11,29 @@ import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
 import { prepare } from './sqlite-handles.js';
 
-export function withStatementCache(database: BetterSqlite3.Database): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
-  return {
-    close: () => database.close(),
-    prepare(sql: string): SqliteStatement {
-      let statement = statements.get(sql);
-      if (!statement) {
-        statement = prepare(database, sql);
-        statements.set(sql, statement);
-      }
-      return statement;
-    },
-  };
+export class StatementCache implements SqliteDatabase {
+  readonly #database: BetterSqlite3.Database;
+  readonly #statements = new Map<string, SqliteStatement>();
+
+  constructor(database: BetterSqlite3.Database) {
+    this.#database = database;
+  }
+
+  /** The distinct SQL strings prepared so far. */
+  get size(): number {
+    return this.#statements.size;
+  }
+
+  close(): void {
+    this.#database.close();
+  }
+
+  prepare(sql: string): SqliteStatement {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = prepare(this.#database, sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement;
+  }
 }
