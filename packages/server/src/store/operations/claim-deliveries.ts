@@ -57,17 +57,19 @@ export async function claimDeliveries(
   const { perHostLimit } = options;
   // Parameters are typed explicitly: PostgreSQL would take a bare one for text and refuse `bigint <= text`.
   const int = (value: number) => sql<number>`cast(${value} as integer)`;
-  // A host in flight has the room it has left, one parameter for them all (list-parameters.ts); any other, all of it.
+  const inFlight = Object.entries(options.hostsInFlight ?? {});
+  // A host in flight has the room it has left, one parameter for them all (list-parameters.ts); any other, all of
+  // it. With none in flight, as when the dispatcher is idle, each row is spared the lookup.
   const room =
     perHostLimit === undefined
       ? int(options.limit)
-      : sql<number>`coalesce(${integerAt(
-          db,
-          Object.fromEntries(
-            Object.entries(options.hostsInFlight ?? {}).map(([host, count]) => [host, perHostLimit - count]),
-          ),
-          sql.ref('c.host'),
-        )}, ${int(perHostLimit)})`;
+      : inFlight.length === 0
+        ? int(perHostLimit)
+        : sql<number>`coalesce(${integerAt(
+            db,
+            Object.fromEntries(inFlight.map(([host, count]) => [host, perHostLimit - count])),
+            sql.ref('c.host'),
+          )}, ${int(perHostLimit)})`;
 
   const rows = await db
     .with(
