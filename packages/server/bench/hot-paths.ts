@@ -34,7 +34,7 @@ import { startService } from '../src/service.js';
 import type { Database } from '../src/store/database-schema.js';
 import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
 import { openDatabase } from '../src/store/sqlite-handles.js';
-import { withStatementCache } from '../src/store/statement-cache.js';
+import { StatementCache } from '../src/store/statement-cache.js';
 import { toTaskRow } from '../src/store/task-row.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -148,7 +148,7 @@ function sqliteSetup(dataDir: string): StoreSetup {
   let db: Kysely<Database> | undefined;
   const open = () => {
     db ??= new Kysely<Database>({
-      dialect: new SqliteDialect({ database: withStatementCache(openDatabase(path)) }),
+      dialect: new SqliteDialect({ database: new StatementCache(openDatabase(path)) }),
     });
     return db;
   };

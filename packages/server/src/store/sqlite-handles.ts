@@ -9,8 +9,9 @@
  * gone, upgrade and remove this module.
  *
  * What it costs: each statement for the life of its thread (SQLite's prepared statement while its database is
- * open, only better-sqlite3's small wrapper once it closes). The store prepares a bounded set of SQL strings once per database
- * (statement-cache.ts), and a pragma run again reuses its statement.
+ * open, only better-sqlite3's small wrapper once it closes). The store prepares each of its SQL strings once per
+ * database, and their number is fixed by its code whatever the data (statement-cache.ts); a pragma run again
+ * reuses its statement.
  */
 import BetterSqlite3 from 'better-sqlite3';
 

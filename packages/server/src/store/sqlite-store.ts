@@ -12,7 +12,7 @@ import { insertTask } from './operations/create-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
-import { withStatementCache } from './statement-cache.js';
+import { StatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. */
@@ -34,7 +34,7 @@ function openSqlite(
   path: string,
   checkpointInBackground: boolean,
   onError?: (error: unknown) => void,
-): Kysely<Database> {
+): { db: Kysely<Database>; statements: StatementCache } {
   if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const database = openDatabase(path);
   pragma(database, 'journal_mode = WAL');
@@ -49,7 +49,8 @@ function openSqlite(
     // Statistics only help the planner: a database busy with another writer opens without fresh ones.
     onError?.(new Error(`PRAGMA optimize on open: ${error instanceof Error ? error.message : error}`));
   }
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const statements = new StatementCache(database);
+  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) }), statements };
 }
 
 export class SqliteStore extends KyselyStore {
@@ -57,13 +58,13 @@ export class SqliteStore extends KyselyStore {
   readonly #optimizer: { stop(): void };
   /** Creations arriving together share one commit (group-commit.ts). */
   readonly #creations: GroupCommit<NewTask, TaskRecord>;
+  readonly #statements: StatementCache;
 
   constructor(options: SqliteStoreOptions) {
     const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
-    super(openSqlite(options.path, inBackground, options.onError), {
-      skipLocked: false,
-      ...(options.now ? { now: options.now } : {}),
-    });
+    const { db, statements } = openSqlite(options.path, inBackground, options.onError);
+    super(db, { skipLocked: false, ...(options.now ? { now: options.now } : {}) });
+    this.#statements = statements;
     this.#checkpointer = inBackground
       ? startCheckpointer(options.path, {
           onError: (message) => options.onError?.(new Error(`WAL checkpoint: ${message}`)),
@@ -73,6 +74,14 @@ export class SqliteStore extends KyselyStore {
       onError: (error) => options.onError?.(error),
     });
     this.#creations = new GroupCommit(this.db, (trx, task) => insertTask(trx, task, this.now(), false));
+  }
+
+  /**
+   * How many distinct SQL strings the store has prepared, each kept until its thread ends (sqlite-handles.ts):
+   * for tests, which check that the data's sizes add none.
+   */
+  get preparedStatements(): number {
+    return this.#statements.size;
   }
 
   override createTask(task: NewTask): Promise<TaskRecord> {

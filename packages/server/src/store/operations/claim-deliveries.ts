@@ -3,6 +3,7 @@ import type { DeliveryRecord } from '../../domain/delivery.js';
 import type { DeliveryClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { toDeliveryRecord } from '../delivery-row.js';
+import { integerAt, isNoneOf } from '../list-parameters.js';
 
 export interface ClaimDeliveriesOptions extends DeliveryClaimOptions {
   /** PostgreSQL: `FOR UPDATE SKIP LOCKED`, as in `claimTask`. */
@@ -16,6 +17,9 @@ const CANDIDATES_PER_ROW = 4;
  * Takes up to `limit` due deliveries, oldest due first, skipping `excludeHosts` (or only `host`'s) and, with
  * `perHostLimit`, taking no more for a host than its room. Claiming counts the attempt and pushes `next_attempt_at` out by the
  * lease, so a delivery whose sender dies becomes due again by itself.
+ *
+ * The hosts excluded and the rooms are one parameter each (list-parameters.ts), so the statement's text is the
+ * same however many hosts there are.
  *
  * Three steps, each a `MATERIALIZED` CTE evaluated once: lock the oldest due candidates (PostgreSQL refuses
  * `FOR UPDATE` beside a window function, hence a step of its own), rank them per host and keep those within
@@ -45,22 +49,27 @@ export async function claimDeliveries(
         : options.limit * CANDIDATES_PER_ROW,
     );
   if (options.host !== undefined) candidates = candidates.where('host', '=', options.host);
-  if (options.excludeHosts.length > 0) candidates = candidates.where('host', 'not in', options.excludeHosts);
+  const { excludeHosts } = options;
+  if (excludeHosts.length > 0)
+    candidates = candidates.where((eb) => isNoneOf(db, eb.ref('host'), excludeHosts));
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 
   const { perHostLimit } = options;
-  const inFlight = Object.entries(options.hostsInFlight ?? {});
   // Parameters are typed explicitly: PostgreSQL would take a bare one for text and refuse `bigint <= text`.
   const int = (value: number) => sql<number>`cast(${value} as integer)`;
+  const inFlight = Object.entries(options.hostsInFlight ?? {});
+  // A host in flight has the room it has left, one parameter for them all (list-parameters.ts); any other, all of
+  // it. With none in flight, as when the dispatcher is idle, each row is spared the lookup.
   const room =
     perHostLimit === undefined
       ? int(options.limit)
       : inFlight.length === 0
         ? int(perHostLimit)
-        : sql<number>`case ${sql.join(
-            inFlight.map(([host, count]) => sql`when c.host = ${host} then ${int(perHostLimit - count)}`),
-            sql` `,
-          )} else ${int(perHostLimit)} end`;
+        : sql<number>`coalesce(${integerAt(
+            db,
+            Object.fromEntries(inFlight.map(([host, count]) => [host, perHostLimit - count])),
+            sql.ref('c.host'),
+          )}, ${int(perHostLimit)})`;
 
   const rows = await db
     .with(

@@ -3,6 +3,7 @@ import type { ModelId } from '../../domain/models.js';
 import type { TaskRecord } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
+import { isOneOf, textAt } from '../list-parameters.js';
 import { toTaskRecord } from '../task-row.js';
 import { enqueueFirstProcessingDelivery } from './enqueue-deliveries.js';
 
@@ -142,7 +143,7 @@ function claimStatements(
       .orderBy('created_at')
       .orderBy('id')
       .limit(1);
-    if (models) query = query.where('model', 'in', models);
+    if (models) query = query.where((eb) => isOneOf(db, eb.ref('model'), models));
     if (options.skipLocked) query = query.forUpdate().skipLocked();
     return query;
   };
@@ -167,7 +168,8 @@ function claimStatements(
         lease_owner: options.workerId,
         lease_expires_at: now + options.leaseMs,
         updated_at: now,
-        ...(engines && { engine: engineOfModel(eb, engines) }),
+        // The engine of the row's model, the map one parameter (list-parameters.ts).
+        ...(engines && { engine: textAt(db, Object.fromEntries(engines), eb.ref('model')) }),
       }))
       .where('id', '=', candidate)
       // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
@@ -185,16 +187,4 @@ function claimStatements(
   };
 
   return { claim, claimWithCallback };
-}
-
-/** `CASE model WHEN … THEN engine … END`: the engine chosen for the claimed row's model. */
-function engineOfModel(
-  eb: ExpressionBuilder<Database, 'tasks'>,
-  engines: ReadonlyMap<ModelId, string>,
-): Expression<string | null> {
-  const [first, ...rest] = engines;
-  if (!first) return eb.val(null);
-  let cases = eb.case('model').when(first[0]).then(first[1]);
-  for (const [model, engine] of rest) cases = cases.when(model).then(engine);
-  return cases.else(null).end();
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { FileRecord } from '../../domain/uploaded-file.js';
 import type { Database } from '../database-schema.js';
 import { toFileRecord } from '../file-row.js';
+import { isOneOf } from '../list-parameters.js';
 
 /** Deletes up to `limit` uploaded files created before `createdBefore`, oldest first, and returns them. */
 export async function deleteExpiredFiles(
@@ -20,10 +21,12 @@ export async function deleteExpiredFiles(
     if (rows.length === 0) return [];
     await trx
       .deleteFrom('files')
-      .where(
-        'id',
-        'in',
-        rows.map((row) => row.id),
+      .where((eb) =>
+        isOneOf(
+          trx,
+          eb.ref('id'),
+          rows.map((row) => row.id),
+        ),
       )
       .execute();
     return rows.map(toFileRecord);

@@ -9,12 +9,11 @@ import { type TaskRow, toTaskRecord } from '../task-row.js';
  * callback for each task that has a `callback_url`, so the change and its delivery commit or vanish together.
  */
 export async function enqueueDeliveries(db: Kysely<Database>, rows: readonly TaskRow[], now: number) {
-  const deliveries = rows.flatMap((row) => deliveryFor(toTaskRecord(row)) ?? []);
-  if (deliveries.length === 0) return;
-  await db
-    .insertInto('webhook_deliveries')
-    .values(deliveries.map((delivery) => toDeliveryRow(delivery, now)))
-    .execute();
+  // One row per statement: a statement of several rows would have a text of its own for each number of rows.
+  for (const row of rows) {
+    const delivery = deliveryFor(toTaskRecord(row));
+    if (delivery) await db.insertInto('webhook_deliveries').values(toDeliveryRow(delivery, now)).execute();
+  }
 }
 
 /**

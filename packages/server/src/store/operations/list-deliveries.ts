@@ -13,16 +13,14 @@ export async function listDeliveries(db: Kysely<Database>, taskId: string): Prom
     .orderBy('id')
     .execute();
   if (deliveries.length === 0) return [];
+  // Joined rather than by a list of the deliveries' ids, whose length would make a statement of its own.
   const attempts = await db
     .selectFrom('webhook_attempts')
-    .selectAll()
-    .where(
-      'delivery_id',
-      'in',
-      deliveries.map((d) => d.id),
-    )
-    .orderBy('delivery_id')
-    .orderBy('number')
+    .innerJoin('webhook_deliveries', 'webhook_deliveries.id', 'webhook_attempts.delivery_id')
+    .selectAll('webhook_attempts')
+    .where('webhook_deliveries.task_id', '=', taskId)
+    .orderBy('webhook_attempts.delivery_id')
+    .orderBy('webhook_attempts.number')
     .execute();
   const byDelivery = new Map<string, DeliveryAttempt[]>();
   for (const row of attempts) {

@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../database-schema.js';
+import { isOneOf } from '../list-parameters.js';
 import { WORKER_LOCK_CLASS } from '../worker-lock-class.js';
 import { handedBack } from './handed-back.js';
 
@@ -38,9 +39,12 @@ export async function requeueOrphanedTasks(
       .updateTable('tasks')
       .set(handedBack(now))
       .where('status', '=', 'processing')
-      .where('lease_owner', 'in', owners)
+      .where((eb) => isOneOf(trx, eb.ref('lease_owner'), owners))
       .executeTakeFirst();
-    await trx.deleteFrom('workers').where('id', 'in', owners).execute();
+    await trx
+      .deleteFrom('workers')
+      .where((eb) => isOneOf(trx, eb.ref('id'), owners))
+      .execute();
     return Number(requeued.numUpdatedRows);
   });
 }

@@ -1,0 +1,250 @@
+/**
+ * The SQLite store keeps every statement it prepares until its thread ends (store/sqlite-handles.ts), one per
+ * distinct SQL string (store/statement-cache.ts). So the text of its statements must not depend on the data's
+ * sizes: hosts with deliveries in flight or full, batches, lists of ids, rows written together. A workload that
+ * runs the operations with such sizes from 1 to 40 must prepare no statement that one pass had not.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { GenerationParams } from '../src/domain/generation-request.js';
+import { newId, newTaskId } from '../src/domain/identifiers.js';
+import { MODEL_IDS, type ModelId } from '../src/domain/models.js';
+import type { TaskRecord, TaskScope } from '../src/domain/task.js';
+import type { Claim, ClaimRouting, DeliveryClaim, Store } from '../src/ports/store.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+import { T0 } from './helpers/store-harness.js';
+
+const LEASE = 30_000;
+const SEND_LEASE = 25_000;
+const PER_HOST = 4;
+const CIRCUIT = { failures: 3, cooldownMs: 60_000 };
+
+const PARAMS: GenerationParams = {
+  prompt: 'p',
+  image_urls: [],
+  video_urls: [],
+  audio_urls: [],
+  duration: 5,
+  quality: '720p',
+  aspect_ratio: '16:9',
+  seed: 7,
+  callback_url: null,
+};
+
+const hostOf = (index: number) => `receiver-${index}.example.com`;
+const withCallback = (index: number): GenerationParams => ({
+  ...PARAMS,
+  callback_url: `https://${hostOf(index)}/hook`,
+});
+
+function claimOf(task: TaskRecord): Claim {
+  assert.ok(task.leaseOwner, 'a claimed task has a lease owner');
+  return { taskId: task.id, attempt: task.attempts, workerId: task.leaseOwner };
+}
+
+/** Claims with `claim` until it finds nothing. */
+async function drain(claim: () => Promise<TaskRecord | undefined>): Promise<TaskRecord[]> {
+  const claimed: TaskRecord[] = [];
+  for (let task = await claim(); task; task = await claim()) claimed.push(task);
+  return claimed;
+}
+
+/**
+ * The store's operations that take or write several values (claims, outcomes, batch writes and deletes, pages),
+ * with those around them, `size` being the number of receivers, of models, of rows written together and of ids in
+ * a list; each with the same options every time otherwise.
+ */
+async function pass(store: Store, clock: { now: number }, size: number): Promise<void> {
+  clock.now += 1_000_000;
+  const scope: TaskScope = { accountId: (await store.createAccount()).id, environment: 'production' };
+  const models: ModelId[] = MODEL_IDS.slice(0, 1 + (size % MODEL_IDS.length));
+  const create = (params: GenerationParams, model: ModelId = 'videogen-2.0-text-to-video') =>
+    store.createTask({ ...scope, id: newTaskId(), model, params });
+  const createMany = (count: number, params: (index: number) => GenerationParams) =>
+    // Created together: one group commit of `count` creations.
+    Promise.all(
+      Array.from({ length: count }, (_, index) => create(params(index), models[index % models.length])),
+    );
+
+  // Claims among `size` models, routed (the engine chosen per model) or not, with and without callbacks.
+  await createMany(size, () => PARAMS);
+  await createMany(size, withCallback);
+  const routes = new Map(models.map((model, index) => [model, [[{ engine: `engine-${index}`, weight: 1 }]]]));
+  const routing = (maxConcurrency: ReadonlyMap<string, number>): ClaimRouting => ({
+    routes,
+    maxConcurrency,
+    circuit: CIRCUIT,
+    random: () => 0,
+  });
+  const routed = await drain(() =>
+    store.claimTask({ workerId: 'routed', leaseMs: LEASE, maxAttempts: 3, routing: routing(new Map()) }),
+  );
+  assert.equal(routed.length, 2 * size);
+  await createMany(size, withCallback);
+  const capped = await drain(() =>
+    store.claimTask({
+      workerId: 'capped',
+      leaseMs: LEASE,
+      maxAttempts: 3,
+      maxActivePerAccount: 10 * size,
+      routing: routing(new Map([['engine-0', 1000]])),
+    }),
+  );
+  assert.equal(capped.length, size);
+  await createMany(size, withCallback);
+  const plain = await drain(() =>
+    store.claimTask({ workerId: 'plain', leaseMs: LEASE, maxAttempts: 3, models }),
+  );
+  assert.equal(plain.length, size);
+  await store.rerouteTask(
+    claimOf(plain[0] as TaskRecord),
+    [[{ engine: 'engine-0', weight: 1 }], [{ engine: 'fallback', weight: 1 }]],
+    new Set(['engine-0']),
+    { maxConcurrency: new Map(), circuit: CIRCUIT, leaseMs: LEASE },
+  );
+  // A failure, then the success that closes the circuit again for the next pass.
+  await store.recordEngineOutcome('engine-0', 'unavailable', CIRCUIT);
+  await store.recordEngineOutcome('engine-0', 'succeeded', CIRCUIT);
+  await store.engineStats();
+  await store.queueStats();
+
+  // Runs ended: completed, failed, cancelled, abandoned by `size` workers that are gone, or by a lease lapsed.
+  for (const [index, task] of [...routed, ...capped].entries()) {
+    if (index % 2 === 0) assert.ok(await store.completeTask(claimOf(task), `results/${task.id}.mp4`));
+    else assert.ok(await store.failTask(claimOf(task), { code: 'generation_failed', message: 'no' }));
+  }
+  await store.cancelTask((plain[0] as TaskRecord).id, scope);
+  await createMany(size, withCallback);
+  for (let index = 0; index < size; index++) {
+    await store.claimTask({ workerId: `gone-${index}`, leaseMs: LEASE, maxAttempts: 3, models });
+  }
+  assert.equal(
+    await store.requeueOrphanedTasks(Array.from({ length: size }, (_, index) => `gone-${index}`)),
+    size,
+  );
+  await drain(() => store.claimTask({ workerId: 'abandoning', leaseMs: LEASE, maxAttempts: 1 }));
+  clock.now += LEASE;
+  assert.equal(await store.failAbandonedTasks(1), 2 * size - 1);
+
+  // Deliveries to `size` receivers: claims with `size` hosts in flight, `size` hosts full, or one host alone.
+  const hosts = Array.from({ length: size }, (_, index) => hostOf(index));
+  const inFlight = Object.fromEntries(hosts.map((host, index) => [host, index % PER_HOST]));
+  const claims = async (options: Partial<Parameters<Store['claimDeliveries']>[0]>) =>
+    store.claimDeliveries({
+      workerId: 'sender',
+      leaseMs: SEND_LEASE,
+      limit: size,
+      excludeHosts: [],
+      ...options,
+    });
+  const claimed = [
+    ...(await claims({})),
+    ...(await claims({ excludeHosts: hosts.filter((_, index) => index % 3 === 0) })),
+    ...(await claims({ perHostLimit: PER_HOST, hostsInFlight: inFlight })),
+    ...(await claims({
+      perHostLimit: PER_HOST,
+      hostsInFlight: {},
+      excludeHosts: hosts.slice(0, Math.ceil(size / 2)),
+    })),
+    ...(await claims({ perHostLimit: PER_HOST, host: hostOf(0), hostsInFlight: inFlight })),
+  ];
+  assert.ok(claimed.length >= size, `${claimed.length} deliveries claimed`);
+  const [released, ...sent] = claimed;
+  const deliveryClaim = (delivery: (typeof claimed)[number]): DeliveryClaim => ({
+    deliveryId: delivery.id,
+    attempt: delivery.attemptCount,
+    workerId: 'sender',
+  });
+  if (released) assert.ok(await store.releaseDelivery(deliveryClaim(released)));
+  // Outcomes of every claimed delivery, in one group.
+  const recorded = await store.finishDeliveryAttempts(
+    sent.map((delivery, index) => ({
+      claim: deliveryClaim(delivery),
+      attempt: { attemptedAt: clock.now, durationMs: 3, httpStatus: 204, error: null },
+      outcome:
+        index % 2 === 0 ? { status: 'succeeded' } : { status: 'pending', nextAttemptAt: clock.now + 1 },
+    })),
+  );
+  assert.ok(recorded.every(Boolean));
+  const [first] = sent;
+  if (first)
+    await store.finishDeliveryAttempt(
+      deliveryClaim(first),
+      {
+        attemptedAt: clock.now,
+        durationMs: 3,
+        httpStatus: 500,
+        error: null,
+      },
+      { status: 'failed' },
+    );
+  // A task with `size` more deliveries (redeliveries), listed with their attempts.
+  const redelivered = routed.find((task) => task.params.callback_url !== null) as TaskRecord;
+  for (const delivery of (await store.listDeliveries(redelivered.id)).slice(0, 1)) {
+    for (let index = 0; index < size; index++) await store.createDelivery({ ...delivery, id: newId('msg') });
+  }
+  assert.ok((await store.listDeliveries(redelivered.id)).length > size);
+
+  // Pages of tasks, filtered each way, `size` at a time.
+  const page = { limit: size };
+  const lists = [
+    page,
+    { ...page, status: 'completed' },
+    { ...page, model: models[0] },
+    { ...page, status: 'failed', model: models[0] },
+    { ...page, createdAfter: clock.now - 10_000 },
+    { ...page, createdBefore: clock.now },
+    { ...page, createdAfter: clock.now - 10_000, createdBefore: clock.now },
+  ] as const;
+  for (const query of lists) {
+    const { tasks } = await store.listTasks(scope, query);
+    const last = tasks.at(-1);
+    if (last) await store.listTasks(scope, { ...query, after: { createdAt: last.createdAt, id: last.id } });
+  }
+  for (const groupBy of ['day', 'model', 'api_key'] as const) {
+    await store.listUsage(scope.accountId, { start: 0, end: clock.now + 1, groupBy });
+    await store.listUsage(scope.accountId, {
+      start: 0,
+      end: clock.now + 1,
+      groupBy,
+      environment: 'production',
+    });
+  }
+
+  // Retention: `size` files and up to `size` final tasks deleted at once, and a task deleted alone.
+  for (let index = 0; index < size; index++) {
+    await store.createFile({
+      ...scope,
+      id: newId('file'),
+      kind: 'image',
+      contentType: 'image/png',
+      filename: 'a.png',
+      bytes: 1,
+    });
+  }
+  clock.now += 1;
+  assert.equal((await store.deleteExpiredFiles(clock.now, size)).length, size);
+  assert.equal((await store.deleteExpiredTasks(clock.now, size)).length, size);
+  const final = (await store.listTasks(scope, { limit: 1, status: 'completed' })).tasks[0];
+  if (final) assert.equal((await store.deleteTask(final.id, scope))?.deleted, true);
+}
+
+describe('SqliteStore statements', () => {
+  it('prepares no new statement when the data grows: the SQL strings are bounded by the code', async () => {
+    const clock = { now: T0 };
+    const store = new SqliteStore({ path: ':memory:', now: () => clock.now });
+    try {
+      await store.migrate();
+      await pass(store, clock, 3);
+      const warm = store.preparedStatements;
+      const grew: string[] = [];
+      for (let size = 1; size <= 40; size++) {
+        await pass(store, clock, size);
+        if (store.preparedStatements !== warm) grew.push(`${size}: ${store.preparedStatements}`);
+      }
+      assert.deepEqual(grew, [], `${warm} statements after one pass; after passes of each size`);
+    } finally {
+      await store.close();
+    }
+  });
+});
