@@ -42,7 +42,14 @@ async function race(count: number, script: string): Promise<{ stdout: string; st
         child.once('exit', (code) => reject(new Error(`exited with ${code} before it was ready: ${err}`)));
       }),
   );
-  await Promise.all(ready);
+  try {
+    await Promise.all(ready);
+  } catch (error) {
+    // The others would wait for the word to go for ever, and hold this file's process open with them.
+    for (const { child } of processes) child.kill();
+    await Promise.allSettled(processes);
+    throw error;
+  }
   for (const { child } of processes) child.stdin?.end('go\n');
   return Promise.all(processes);
 }
