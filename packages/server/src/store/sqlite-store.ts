@@ -12,6 +12,7 @@ import { insertTask } from './operations/create-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
+import { enableWal } from './sqlite-wal-mode.js';
 import { StatementCache } from './statement-cache.js';
 
 export interface SqliteStoreOptions {
@@ -30,6 +31,8 @@ export interface SqliteStoreOptions {
 
 const isInMemory = (path: string) => path === ':memory:' || path === '';
 
+const BUSY_TIMEOUT_MS = 5000;
+
 function openSqlite(
   path: string,
   checkpointInBackground: boolean,
@@ -37,9 +40,9 @@ function openSqlite(
 ): { db: Kysely<Database>; statements: StatementCache } {
   if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const database = openDatabase(path);
-  pragma(database, 'journal_mode = WAL');
   // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
-  pragma(database, 'busy_timeout = 5000');
+  pragma(database, `busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  enableWal(database, BUSY_TIMEOUT_MS);
   pragma(database, 'foreign_keys = ON');
   pragma(database, 'synchronous = NORMAL');
   if (checkpointInBackground) pragma(database, `wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
