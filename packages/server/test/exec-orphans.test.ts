@@ -198,6 +198,8 @@ describe('exec engine: a worker killed mid-command', () => {
     it(`ends ${what} and its child when the worker is SIGKILLed`, async (t) => {
       const pids = join(dir, `pids-killed-${stubborn}.json`);
       const worker = await startWorker(pids, stubborn);
+      // Whatever fails below, the worker does not outlive the test (its pipes would hold the file's process).
+      t.after(() => worker.kill('SIGKILL'));
       const { script, child } = JSON.parse(await readFile(pids, 'utf8')) as { script: number; child: number };
       groups.push(script);
       assert.ok(isRunning(script) && isRunning(child), 'the command and its child run');
