@@ -10,11 +10,13 @@
  * through it directly (no rendering). Every delivery must have arrived exactly once with a valid signature
  * (checked with the `standardwebhooks` library) and be logged as succeeded after one attempt, or the run fails.
  * `BENCH_WEBHOOK_TASKS` (default 200) sets the latency samples, `BENCH_WEBHOOK_DELIVERIES` (default 2000) the
- * throughput run; `VIDEOGEN_WEBHOOK_CONCURRENCY` and `VIDEOGEN_WEBHOOK_HOST_CONCURRENCY` apply as in the
- * service. Run alone with `node packages/server/dist/bench/webhooks.js`; `npm run bench` runs it after run.ts.
+ * throughput run, drained in `BENCH_WEBHOOK_ROUNDS` (default 4) rounds that alternate with their baseline;
+ * `VIDEOGEN_WEBHOOK_CONCURRENCY` and `VIDEOGEN_WEBHOOK_HOST_CONCURRENCY` apply as in the service;
+ * `BENCH_PROFILE_DIR` also writes a CPU profile of one more drain (`webhooks-drain.cpuprofile`). Run alone with `node packages/server/dist/bench/webhooks.js`; `npm run bench` runs it after run.ts.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { Session } from 'node:inspector/promises';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,6 +39,10 @@ import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
 const LATENCY_TASKS = Number(process.env.BENCH_WEBHOOK_TASKS ?? 200);
 const DELIVERIES = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 2000);
 const WARMUP_TASKS = 20;
+/** The throughput run's deliveries are drained in this many rounds, each followed by its baseline. */
+const THROUGHPUT_ROUNDS = Number(process.env.BENCH_WEBHOOK_ROUNDS ?? 4);
+/** Also write a CPU profile of one more drain here (not part of the figures). */
+const profileDir = process.env.BENCH_PROFILE_DIR;
 /** Pause between latency samples, so that each finds the dispatcher idle (waiting for `notify`). */
 const GAP_MS = 10;
 const WORKER_ID = 'bench-worker';
@@ -68,6 +74,20 @@ interface Receiver {
   /** Resolves with the `n`th (1-based) request to `path`. */
   arrival(path: string, n: number, timeoutMs?: number): Promise<Arrival>;
   close(): Promise<void>;
+}
+
+async function profiled<T>(file: string, run: () => Promise<T>): Promise<T> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await run();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    session.disconnect();
+    await writeFile(file, JSON.stringify(profile));
+  }
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -428,13 +448,26 @@ export async function webhookBenchmarks(): Promise<Row[]> {
     await running.close();
     const plain = await bench.plainLatency(agent, measured.sent);
 
-    // 2. Throughput.
-    const queuedTasks = await bench.queue(DELIVERIES);
-    const count = queuedTasks.length * 2;
-    const drainMs = await bench.drain(count);
-    const requests = queuedTasks.flatMap((id) => (receiver.arrivals.get(HOOKS + id) ?? []).map(replayOf));
-    if (requests.length !== count) throw new Error(`received ${requests.length} of ${count} deliveries`);
-    const plainMs = await bench.plainDrain(agent, requests, perReceiver);
+    // 2. Throughput, in rounds that alternate with their baseline, so that a change in the machine's load
+    // during the run falls on both.
+    let count = 0;
+    let drainMs = 0;
+    let plainMs = 0;
+    const roundDeliveries = Math.ceil(DELIVERIES / THROUGHPUT_ROUNDS);
+    for (let round = 0; round < THROUGHPUT_ROUNDS; round++) {
+      const queuedTasks = await bench.queue(roundDeliveries);
+      const queued = queuedTasks.length * 2;
+      drainMs += await bench.drain(queued);
+      const requests = queuedTasks.flatMap((id) => (receiver.arrivals.get(HOOKS + id) ?? []).map(replayOf));
+      if (requests.length !== queued) throw new Error(`received ${requests.length} of ${queued} deliveries`);
+      plainMs += await bench.plainDrain(agent, requests, perReceiver);
+      count += queued;
+    }
+    if (profileDir) {
+      // One more round, profiled, outside the figures.
+      const queued = (await bench.queue(roundDeliveries)).length * 2;
+      await profiled(join(profileDir, 'webhooks-drain.cpuprofile'), () => bench.drain(queued));
+    }
 
     const checked = await bench.verify();
     console.error(

@@ -4,6 +4,7 @@ import type { DeliveryClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
 import { toDeliveryRecord } from '../delivery-row.js';
 import { integerAt, isNoneOf } from '../list-parameters.js';
+import { claimHostDeliveries } from './claim-host-deliveries.js';
 
 export interface ClaimDeliveriesOptions extends DeliveryClaimOptions {
   /** PostgreSQL: `FOR UPDATE SKIP LOCKED`, as in `claimTask`. */
@@ -14,9 +15,10 @@ export interface ClaimDeliveriesOptions extends DeliveryClaimOptions {
 const CANDIDATES_PER_ROW = 4;
 
 /**
- * Takes up to `limit` due deliveries, oldest due first, skipping `excludeHosts` (or only `host`'s) and, with
- * `perHostLimit`, taking no more for a host than its room. Claiming counts the attempt and pushes `next_attempt_at` out by the
- * lease, so a delivery whose sender dies becomes due again by itself.
+ * Takes up to `limit` due deliveries, oldest due first, skipping `excludeHosts` (or only `host`'s, by
+ * claim-host-deliveries.ts) and, with `perHostLimit`, taking no more for a host than its room. Claiming counts
+ * the attempt and pushes `next_attempt_at` out by the lease, so a delivery whose sender dies becomes due again
+ * by itself.
  *
  * The hosts excluded and the rooms are one parameter each (list-parameters.ts), so the statement's text is the
  * same however many hosts there are.
@@ -35,6 +37,23 @@ export async function claimDeliveries(
   now: number,
 ): Promise<DeliveryRecord[]> {
   if (options.limit <= 0) return [];
+  const { host, perHostLimit } = options;
+  if (host !== undefined) {
+    if (options.excludeHosts.includes(host)) return [];
+    const room =
+      perHostLimit === undefined ? options.limit : perHostLimit - (options.hostsInFlight?.[host] ?? 0);
+    return claimHostDeliveries(
+      db,
+      {
+        host,
+        workerId: options.workerId,
+        leaseMs: options.leaseMs,
+        limit: Math.min(options.limit, room),
+        skipLocked: options.skipLocked ?? false,
+      },
+      now,
+    );
+  }
   let candidates = db
     .selectFrom('webhook_deliveries')
     .select(['id', 'host', 'next_attempt_at'])
@@ -42,19 +61,12 @@ export async function claimDeliveries(
     .where('next_attempt_at', '<=', now)
     .orderBy('next_attempt_at')
     .orderBy('id')
-    // One receiver's candidates are all within its room, so none can be capped away.
-    .limit(
-      options.perHostLimit === undefined || options.host !== undefined
-        ? options.limit
-        : options.limit * CANDIDATES_PER_ROW,
-    );
-  if (options.host !== undefined) candidates = candidates.where('host', '=', options.host);
+    .limit(perHostLimit === undefined ? options.limit : options.limit * CANDIDATES_PER_ROW);
   const { excludeHosts } = options;
   if (excludeHosts.length > 0)
     candidates = candidates.where((eb) => isNoneOf(db, eb.ref('host'), excludeHosts));
   if (options.skipLocked) candidates = candidates.forUpdate().skipLocked();
 
-  const { perHostLimit } = options;
   // Parameters are typed explicitly: PostgreSQL would take a bare one for text and refuse `bigint <= text`.
   const int = (value: number) => sql<number>`cast(${value} as integer)`;
   const inFlight = Object.entries(options.hostsInFlight ?? {});
