@@ -3,7 +3,7 @@
  * leases stop a render, and tasks whose worker vanished too often fail with `worker_lost`.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
@@ -44,7 +44,7 @@ afterEach(async () => {
 
 async function setUp(
   engine: Engine,
-  options: { leaseMs?: number; taskTimeoutMs?: number } = {},
+  options: { leaseMs?: number; taskTimeoutMs?: number; scratchDir?: string } = {},
 ): Promise<WorkerPool> {
   store = new SqliteStore({ path: ':memory:' });
   await store.migrate();
@@ -63,6 +63,7 @@ async function setUp(
     assetMaxBytes: 1024 * 1024,
     assetTimeoutMs: 5000,
     pollIntervalMs: 50,
+    ...(options.scratchDir && { scratchDir: options.scratchDir }),
   });
   return pool;
 }
@@ -131,6 +132,44 @@ describe('worker pool', () => {
     assert.equal(task.progress, 100);
     assert.equal(task.resultKey, resultKey(id));
     assert.equal((await storage.stat(resultKey(id)))?.size, 2048);
+  });
+
+  it("makes the next run's directory while it waits, and runs the task it claims there", async () => {
+    const scratch = await mkdtemp(join(dir, 'scratch-'));
+    const workDirs: string[] = [];
+    const engine: Engine = {
+      name: 'noting',
+      async check() {},
+      async render(job) {
+        workDirs.push(job.workDir);
+        await writeFile(job.outputPath, Buffer.alloc(16));
+      },
+    };
+    (await setUp(engine, { scratchDir: scratch })).start();
+    const ready = async () => {
+      const [run, ...more] = await readdir(scratch);
+      assert.equal(more.length, 0, 'one slot, one directory made ahead');
+      if (run === undefined) return undefined;
+      // The used one may be removed between the two reads.
+      const inside = await readdir(join(scratch, run)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return [] as string[];
+        throw error;
+      });
+      return inside.includes('engine-1') ? run : undefined;
+    };
+    const first = await until(ready, 'the directory made ahead');
+    const id = await createTask();
+    pool?.notify();
+    assert.equal((await taskUntil(id, final)).status, 'completed');
+    assert.deepEqual(workDirs, [join(scratch, first, 'engine-1')]);
+    // The used one is removed and the next made; at stop that one goes too.
+    await until(async () => {
+      const next = await ready();
+      return next !== undefined && next !== first;
+    }, 'the next directory made ahead, the used one removed');
+    await pool?.stop(0);
+    pool = undefined;
+    assert.deepEqual(await readdir(scratch), []);
   });
 
   it('fails with the code and message of a TaskFailure', async () => {

@@ -8,7 +8,6 @@
  * The client sees one task: progress only rises (the reporter ignores a new engine's lower figures), the
  * `processing` callback was queued once at the claim, and the result is the last engine's.
  */
-import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -19,6 +18,7 @@ import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Claim, RoutingStore } from '../ports/store.js';
+import type { RunDirectory } from './run-directory.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
 const CAPACITY_RETRY_MS = 1000;
@@ -47,7 +47,8 @@ export interface FallbackRun {
   readonly claim: Claim;
   /** The job without its output path and work directory, which each engine gets anew. */
   readonly job: Omit<RenderJob, 'outputPath' | 'workDir'>;
-  readonly workDir: string;
+  /** Where each engine gets a working directory of its own. */
+  readonly directory: RunDirectory;
   readonly signal: AbortSignal;
   readonly deadline: number;
   onProgress(fraction: number): void;
@@ -68,8 +69,7 @@ export async function renderWithFallback(
       throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
     }
     tried.add(engineName);
-    const workDir = join(run.workDir, `engine-${tried.size}`);
-    await mkdir(workDir, { recursive: true });
+    const workDir = await run.directory.engine(tried.size);
     const outputPath = join(workDir, 'output.mp4');
     const canMoveOn = routeEngines(route).some((name) => !tried.has(name));
     const acceptMs = canMoveOn ? deps.engines.acceptTimeoutMs(engineName) : undefined;
@@ -101,7 +101,7 @@ type Attempt =
 
 async function attemptRender(
   engine: Engine,
-  run: FallbackRun & { readonly outputPath: string },
+  run: FallbackRun & { readonly workDir: string; readonly outputPath: string },
   /** How long the engine has to accept the job; undefined: the task's whole time limit. */
   acceptMs: number | undefined,
 ): Promise<Attempt> {

@@ -2,9 +2,8 @@
  * Runs one claimed task to its end: download the assets, render with the model's engine, store the video,
  * complete. Every store write is fenced by the claim, so a worker that lost its lease changes nothing.
  */
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { downloadAssets } from '../assets/download-assets.js';
@@ -20,6 +19,7 @@ import type { Storage } from '../ports/storage.js';
 import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
+import { RunDirectory } from './run-directory.js';
 
 export interface RunTaskDependencies {
   readonly store: ClaimStore & RoutingStore;
@@ -62,12 +62,27 @@ export interface RunningTask {
   readonly done: Promise<void>;
 }
 
-export function runTask(task: TaskRecord, workerId: string, deps: RunTaskDependencies): RunningTask {
+/** The scratch folder runs make their directories in. */
+export function scratchParent(deps: Pick<RunTaskDependencies, 'scratchDir'>): string {
+  return deps.scratchDir ?? tmpdir();
+}
+
+/**
+ * Runs `task` in `directory`, made ahead by the caller (run-directory.ts says why), or in one made now; the
+ * directory is removed when the run ends, and a directory that could not be made fails the task as any
+ * other failure of the run does.
+ */
+export function runTask(
+  task: TaskRecord,
+  workerId: string,
+  deps: RunTaskDependencies,
+  directory: Promise<RunDirectory> = RunDirectory.make(scratchParent(deps)),
+): RunningTask {
   const controller = new AbortController();
   const stop = (reason: StopReason) => {
     if (!controller.signal.aborted) controller.abort(new RunStopped(reason));
   };
-  return { taskId: task.id, stop, done: execute(task, workerId, deps, controller.signal, stop) };
+  return { taskId: task.id, stop, done: execute(task, workerId, deps, directory, controller.signal, stop) };
 }
 
 function describeFailure(error: unknown, taskTimeoutMs: number): TaskError {
@@ -85,6 +100,7 @@ async function execute(
   task: TaskRecord,
   workerId: string,
   deps: RunTaskDependencies,
+  made: Promise<RunDirectory>,
   signal: AbortSignal,
   stop: (reason: StopReason) => void,
 ): Promise<void> {
@@ -111,12 +127,13 @@ async function execute(
   );
   const deadline = setTimeout(() => stop('timeout'), deps.taskTimeoutMs);
   const progress = new ProgressReporter((value) => deps.store.reportProgress(claim, value));
-  let workDir: string | undefined;
+  let directory: RunDirectory | undefined;
   const started = Date.now();
 
   try {
     const model = getModel(task.model);
-    workDir = await mkdtemp(join(deps.scratchDir ?? tmpdir(), 'task-'));
+    directory = await made;
+    const workDir = directory.path;
     log.info({ model: task.model, engine: task.engine }, 'task started');
 
     const assets = await downloadAssets(
@@ -149,7 +166,7 @@ async function execute(
         task,
         claim,
         job: { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets },
-        workDir,
+        directory,
         signal,
         deadline: started + deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
@@ -204,6 +221,7 @@ async function execute(
   } finally {
     clearInterval(heartbeat);
     clearTimeout(deadline);
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    // Removed also when the run failed before taking it.
+    await (directory ?? (await made.catch(() => undefined)))?.remove();
   }
 }

@@ -7,7 +7,8 @@
 import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } from '../ports/store.js';
 import { settlesWithin } from '../process/settles-within.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
-import { type RunningTask, type RunTaskDependencies, runTask } from './run-task.js';
+import { RunDirectory } from './run-directory.js';
+import { type RunningTask, type RunTaskDependencies, runTask, scratchParent } from './run-task.js';
 
 /** How often a pool looks for pools that died (PostgreSQL: their worker lock is gone). */
 const ORPHAN_CHECK_MS = 2000;
@@ -163,64 +164,83 @@ export class WorkerPool {
   }
 
   async #slot(): Promise<void> {
+    await this.#ready;
+    // The next run's directory, made while the slot claims and waits (run-directory.ts says why).
+    let directory: Promise<RunDirectory> | undefined;
+    try {
+      while (!this.#stopping) {
+        if (!directory) {
+          directory = RunDirectory.make(scratchParent(this.#options));
+          // A failure is handled where the directory is used: the claimed task's run, or the removal below.
+          directory.catch(() => undefined);
+        }
+        if (await this.#claimAndRun(directory)) directory = undefined;
+      }
+    } finally {
+      await (await directory?.catch(() => undefined))?.remove();
+    }
+  }
+
+  /** Claims a task and runs it in `directory`; false when it claimed nothing and the directory is still unused. */
+  async #claimAndRun(directory: Promise<RunDirectory>): Promise<boolean> {
     const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
     const { maxActivePerAccount = 0 } = this.#options;
-    await this.#ready;
-    while (!this.#stopping) {
-      const notificationsBefore = this.#notifications;
-      let task: Awaited<ReturnType<typeof store.claimTask>>;
-      try {
-        task = await store.claimTask({
-          workerId: this.workerId,
-          leaseMs,
-          maxAttempts,
-          models: engines.models(),
-          routing: {
-            routes: engines.routes(),
-            maxConcurrency: engines.maxConcurrency(),
-            circuit: engines.policy.circuit,
-          },
-          ...(maxActivePerAccount > 0 && { maxActivePerAccount }),
-        });
-      } catch (error) {
-        logger.error({ err: error }, 'claiming a task failed');
-        task = undefined;
-      }
-      if (!task) {
-        if (this.#notifications === notificationsBefore) {
-          this.#unanswered = 0;
-          await this.#sleep(pollIntervalMs);
-        }
-        continue;
-      }
-      this.#options.onStatusChange?.(task);
-      // There may be more where this one came from: a burst announced more tasks than have been claimed, or
-      // this claim found work nobody announced (another process's, a backlog), which may not be alone. One
-      // announced task is not followed by a claim that would find nothing, which (on SQLite's one connection)
-      // would queue ahead of this task's next writes.
-      const announced = this.#unanswered > 0;
-      this.#unanswered = Math.max(0, this.#unanswered - 1);
-      if (this.#unanswered > 0 || !announced) {
-        const [next] = this.#wake;
-        next?.();
-      }
-      if (this.#stopping) {
-        // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
-        await store
-          .releaseTask({ taskId: task.id, attempt: task.attempts, workerId: this.workerId })
-          .catch(() => false);
-        break;
-      }
-      const running = runTask(task, this.workerId, this.#options);
-      this.#running.add(running);
-      try {
-        await running.done;
-      } catch (error) {
-        logger.error({ err: error, task_id: task.id }, 'task run ended with an error');
-      } finally {
-        this.#running.delete(running);
-      }
+    const notificationsBefore = this.#notifications;
+    let task: Awaited<ReturnType<typeof store.claimTask>>;
+    try {
+      task = await store.claimTask({
+        workerId: this.workerId,
+        leaseMs,
+        maxAttempts,
+        models: engines.models(),
+        routing: {
+          routes: engines.routes(),
+          maxConcurrency: engines.maxConcurrency(),
+          circuit: engines.policy.circuit,
+        },
+        ...(maxActivePerAccount > 0 && { maxActivePerAccount }),
+      });
+    } catch (error) {
+      logger.error({ err: error }, 'claiming a task failed');
+      task = undefined;
     }
+    if (!task) {
+      if (this.#notifications === notificationsBefore) {
+        this.#unanswered = 0;
+        await this.#sleep(pollIntervalMs);
+      }
+      return false;
+    }
+    this.#options.onStatusChange?.(task);
+    // There may be more where this one came from: a burst announced more tasks than have been claimed, or
+    // this claim found work nobody announced (another process's, a backlog), which may not be alone. One
+    // announced task is not followed by a claim that would find nothing, which (on SQLite's one connection)
+    // would queue ahead of this task's next writes.
+    const announced = this.#unanswered > 0;
+    this.#unanswered = Math.max(0, this.#unanswered - 1);
+    if (this.#unanswered > 0 || !announced) {
+      const [next] = this.#wake;
+      next?.();
+    }
+    if (this.#stopping) {
+      // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
+      await store
+        .releaseTask({ taskId: task.id, attempt: task.attempts, workerId: this.workerId })
+        .catch(() => false);
+      return false;
+    }
+    // Made again now if making it ahead failed (the folder may be writable again).
+    const made = directory.catch(() => RunDirectory.make(scratchParent(this.#options)));
+    const running = runTask(task, this.workerId, this.#options, made);
+    this.#running.add(running);
+    try {
+      await running.done;
+    } catch (error) {
+      logger.error({ err: error, task_id: task.id }, 'task run ended with an error');
+    } finally {
+      this.#running.delete(running);
+    }
+    return true;
   }
 
   #sleep(ms: number): Promise<void> {
