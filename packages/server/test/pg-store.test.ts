@@ -8,6 +8,7 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { BudgetExceeded, NO_LIMITS, type UsageLimits } from '../src/domain/usage.js';
 import type { NewTask } from '../src/ports/store.js';
+import { CIRCUITS_TTL_MS } from '../src/store/circuits-cache.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
@@ -613,6 +614,54 @@ describe('PostgreSQL', postgres, () => {
             ids.slice(16, 18),
             [],
           ]);
+        },
+        { now: () => now },
+      );
+    });
+
+    it("sees another process's circuit open within CIRCUITS_TTL_MS, and its own at once", async () => {
+      let now = 1_700_000_000_000;
+      await withFreshStores(
+        2,
+        async ([a, b]) => {
+          assert.ok(a && b);
+          await a.migrate();
+          // Without a callback: claimed in one statement, which goes by the cached circuits (a claim in a
+          // transaction reads them afresh).
+          const { id: accountId } = await a.createAccount();
+          for (let i = 0; i < 6; i++) {
+            await a.createTask({
+              accountId,
+              environment: 'development',
+              id: newTaskId(),
+              model: 'videogen-2.0-text-to-video',
+              params: { ...PARAMS, callback_url: null },
+            });
+          }
+          const policy = { failures: 1, cooldownMs: 60_000 };
+          const routing = {
+            routes: new Map([
+              [
+                'videogen-2.0-text-to-video' as const,
+                [[{ engine: 'ark', weight: 1 }], [{ engine: 'gpu', weight: 1 }]],
+              ],
+            ]),
+            maxConcurrency: new Map<string, number>(),
+            circuit: policy,
+          };
+          const claimOn = async (store: PgStore) =>
+            (await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3, routing }))?.engine;
+          assert.equal(await claimOn(a), 'ark');
+          // b's outcome opens the circuit; a goes by the circuits it read until they are CIRCUITS_TTL_MS old.
+          await b.recordEngineOutcome('ark', 'unavailable', policy);
+          assert.equal(await claimOn(b), 'gpu', 'the process that opened it, at once');
+          now += CIRCUITS_TTL_MS - 1;
+          assert.equal(await claimOn(a), 'ark', 'read less than CIRCUITS_TTL_MS ago');
+          now += 1;
+          assert.equal(await claimOn(a), 'gpu');
+          // a's own outcome (closing it) is seen by a at once.
+          await a.recordEngineOutcome('ark', 'succeeded', policy);
+          assert.equal(await claimOn(a), 'ark');
         },
         { now: () => now },
       );

@@ -45,6 +45,7 @@ import type {
   WorkerLock,
 } from '../ports/store.js';
 import { ActiveKeyCache } from './active-key-cache.js';
+import { CircuitsCache } from './circuits-cache.js';
 import type { Database } from './database-schema.js';
 import { getAccountLimits, setAccountLimits } from './operations/account-limits.js';
 import { cancelTask } from './operations/cancel-task.js';
@@ -99,7 +100,7 @@ import { rerouteTask } from './operations/reroute-task.js';
 import { revokeApiKey } from './operations/revoke-api-key.js';
 import { rotateApiKey } from './operations/rotate-api-key.js';
 import { rotateWebhookSecret } from './operations/rotate-webhook-secret.js';
-import { engineStats } from './operations/routing-snapshot.js';
+import { circuitRecords, engineStats } from './operations/routing-snapshot.js';
 import { servedModels } from './operations/served-models.js';
 import { setAccountOwner } from './operations/set-account-owner.js';
 import { setApiKeyLimits } from './operations/set-api-key-limits.js';
@@ -125,6 +126,7 @@ export abstract class KyselyStore implements Store {
   protected readonly now: () => number;
   readonly #skipLocked: boolean;
   readonly #activeKeys: ActiveKeyCache;
+  readonly #circuits: CircuitsCache;
 
   protected constructor(db: Kysely<Database>, options: KyselyStoreOptions) {
     this.db = db;
@@ -132,6 +134,7 @@ export abstract class KyselyStore implements Store {
     this.now = options.now ?? Date.now;
     this.#skipLocked = options.skipLocked;
     this.#activeKeys = new ActiveKeyCache(this.now);
+    this.#circuits = new CircuitsCache(() => circuitRecords(this.#claimDb), this.now);
   }
 
   abstract migrate(): Promise<void>;
@@ -298,7 +301,7 @@ export abstract class KyselyStore implements Store {
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined> {
     const claimOptions = { ...options, skipLocked: this.#skipLocked };
     return options.routing
-      ? claimRoutedTask(this.#claimDb, claimOptions, options.routing, this.now())
+      ? claimRoutedTask(this.#claimDb, claimOptions, options.routing, this.now(), this.#circuits)
       : claimTask(this.#claimDb, claimOptions, this.now());
   }
 
@@ -315,7 +318,7 @@ export abstract class KyselyStore implements Store {
       exclude,
       { ...routing, skipLocked: this.#skipLocked },
       this.now(),
-    );
+    ).finally(() => this.#circuits.clear());
   }
 
   recordEngineOutcome(
@@ -323,7 +326,15 @@ export abstract class KyselyStore implements Store {
     outcome: 'succeeded' | 'unavailable',
     policy: CircuitPolicy,
   ): Promise<void> {
-    return recordEngineOutcome(this.db, engine, outcome, policy, this.now());
+    return recordEngineOutcome(this.db, engine, outcome, policy, this.now()).then(
+      (changed) => {
+        if (changed) this.#circuits.clear();
+      },
+      (error: unknown) => {
+        this.#circuits.clear();
+        throw error;
+      },
+    );
   }
 
   engineStats(): Promise<EngineStats> {

@@ -13,15 +13,37 @@ import type { Database } from './database-schema.js';
 
 const onPostgres = (db: Kysely<Database>): boolean => db.getExecutor().adapter instanceof PostgresAdapter;
 
+/** The one parameter that carries `values` on `db`'s dialect: what `isOneOfList` binds. */
+export function listParameter(db: Kysely<Database>, values: readonly string[]): unknown {
+  return onPostgres(db) ? values : JSON.stringify(values);
+}
+
+/** The one parameter that carries `entries` on either dialect: what `textAtEntries` binds. */
+export function entriesParameter(entries: Readonly<Record<string, string | number>>): string {
+  return JSON.stringify(entries);
+}
+
 /** `value` is one of `values` (`value in (…)`). */
 export function isOneOf(
   db: Kysely<Database>,
   value: Expression<string | null>,
   values: readonly string[],
 ): RawBuilder<SqlBool> {
+  return isOneOfList(db, value, listParameter(db, values));
+}
+
+/**
+ * `value` is one of the values `list` carries (`listParameter`): for a statement compiled once
+ * (prepared-query.ts), where `list` is a placeholder.
+ */
+export function isOneOfList(
+  db: Kysely<Database>,
+  value: Expression<string | null>,
+  list: unknown,
+): RawBuilder<SqlBool> {
   return onPostgres(db)
-    ? sql<SqlBool>`${value} = any(cast(${values} as text[]))`
-    : sql<SqlBool>`${value} in (select "listed"."value" from json_each(${JSON.stringify(values)}) as "listed")`;
+    ? sql<SqlBool>`${value} = any(cast(${list} as text[]))`
+    : sql<SqlBool>`${value} in (select "listed"."value" from json_each(${list}) as "listed")`;
 }
 
 /** `value` is none of `values` (`value not in (…)`). */
@@ -52,15 +74,22 @@ export function textAt(
   entries: Readonly<Record<string, string>>,
   key: Expression<string>,
 ): RawBuilder<string | null> {
-  return onPostgres(db)
-    ? sql<string | null>`cast(${JSON.stringify(entries)} as jsonb) ->> ${key}`
-    : valueAt(JSON.stringify(entries), key);
+  return textAtEntries(db, entriesParameter(entries), key);
+}
+
+/** `textAt` of the entries `json` carries (`entriesParameter`), a placeholder in a statement compiled once. */
+export function textAtEntries(
+  db: Kysely<Database>,
+  json: unknown,
+  key: Expression<string>,
+): RawBuilder<string | null> {
+  return onPostgres(db) ? sql<string | null>`cast(${json} as jsonb) ->> ${key}` : valueAt(json, key);
 }
 
 /**
  * SQLite: a key's value in a JSON object, looked up among its members (a path such as `$.host` would read the
  * dots of a host name as steps).
  */
-function valueAt<T>(json: string, key: Expression<string>): RawBuilder<T | null> {
+function valueAt<T>(json: unknown, key: Expression<string>): RawBuilder<T | null> {
   return sql<T | null>`(select "entry"."value" from json_each(${json}) as "entry" where "entry"."key" = ${key})`;
 }

@@ -1,9 +1,10 @@
 import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely';
 import type { ModelId } from '../../domain/models.js';
-import type { TaskRecord } from '../../domain/task.js';
+import type { TaskRecord, TaskStatus } from '../../domain/task.js';
 import type { ClaimOptions } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
-import { isOneOf, textAt } from '../list-parameters.js';
+import { entriesParameter, isOneOfList, listParameter, textAtEntries } from '../list-parameters.js';
+import { type Placeholder, preparedQuery } from '../prepared-query.js';
 import { toTaskRecord } from '../task-row.js';
 import { enqueueFirstProcessingDelivery } from './enqueue-deliveries.js';
 
@@ -53,7 +54,7 @@ export async function claimTask(
 ): Promise<TaskRecord | undefined> {
   if (options.models?.length === 0) return undefined;
   const cap = options.maxActivePerAccount ?? 0;
-  const { claim, claimWithCallback } = claimStatements(db, options, now);
+  const { claim, claimWithCallback } = claimStatements(options, now);
   if (cap > 0 && options.skipLocked) {
     return db.transaction().execute(async (trx) => {
       await takeCappedClaimLock(trx);
@@ -79,7 +80,7 @@ export async function claimRoutedWithoutCallback(
   engines: ReadonlyMap<ModelId, string>,
   now: number,
 ): Promise<TaskRecord | undefined> {
-  const row = await claimStatements(db, { ...options, models: [...engines.keys()] }, now, engines).claim(
+  const row = await claimStatements({ ...options, models: [...engines.keys()] }, now, engines).claim(
     db,
     true,
   );
@@ -88,52 +89,72 @@ export async function claimRoutedWithoutCallback(
 
 /**
  * The claim of the oldest claimable task, for a transaction the caller holds (claim-routed-task.ts): it also
- * queues the task's first `task.processing` callback.
+ * queues the task's first `task.processing` callback, and records the engine `engines` gives its model.
  */
 export function claimInTransaction(
   trx: Kysely<Database>,
   options: ClaimTaskOptions,
+  engines: ReadonlyMap<ModelId, string>,
   now: number,
 ): Promise<TaskRecord | undefined> {
-  if (options.models?.length === 0) return Promise.resolve(undefined);
-  return claimStatements(trx, options, now).claimWithCallback(trx);
+  return claimStatements({ ...options, models: [...engines.keys()] }, now, engines).claimWithCallback(trx);
 }
 
-function claimStatements(
-  db: Kysely<Database>,
-  options: ClaimTaskOptions,
-  now: number,
-  /** Model → the engine to record on the claimed task, when the claim chooses it (routed claims). */
-  engines?: ReadonlyMap<ModelId, string>,
-) {
-  const { models } = options;
-  const cap = options.maxActivePerAccount ?? 0;
+type ClaimValueName =
+  | 'pending'
+  | 'processing'
+  | 'one'
+  | 'workerId'
+  | 'leaseUntil'
+  | 'now'
+  | 'maxAttempts'
+  | 'models'
+  | 'engines'
+  | 'cap';
 
-  const pending: TaskFilter = (eb) => eb('status', '=', 'pending');
+/** What varies between claims' statements; every other value is a parameter. */
+interface ClaimShape {
+  /** Among some models only (`models`, one list parameter). */
+  readonly models: boolean;
+  /** Records the engine of the claimed task's model (`engines`, one parameter). */
+  readonly engines: boolean;
+  /** Passes over the pending tasks of accounts at `maxActivePerAccount`. */
+  readonly capped: boolean;
+  readonly skipLocked: boolean;
+  /** Claims only a task without a callback_url. */
+  readonly withoutCallback: boolean;
+}
+
+/**
+ * The claim's statement, built with a placeholder for every value and compiled once per shape (prepared-query.ts):
+ * built with Kysely on each claim, its unions and subqueries cost more than SQLite's running it, on every
+ * task's way from creation to a worker.
+ */
+function buildClaim(db: Kysely<Database>, value: Placeholder<ClaimValueName>, shape: ClaimShape) {
+  const pending: TaskFilter = (eb) => eb('status', '=', value<TaskStatus>('pending'));
   const expired: TaskFilter = (eb) =>
     eb.and([
-      eb('status', '=', 'processing'),
-      eb('lease_expires_at', '<=', now),
-      eb('attempts', '<', options.maxAttempts),
+      eb('status', '=', value<TaskStatus>('processing')),
+      eb('lease_expires_at', '<=', value<number>('now')),
+      eb('attempts', '<', value<number>('maxAttempts')),
     ]);
 
-  const pendingWithRoom: TaskFilter =
-    cap > 0
-      ? (eb) =>
-          eb.and([
-            pending(eb),
-            eb(
-              'account_id',
-              'not in',
-              eb
-                .selectFrom('tasks as active')
-                .select('active.account_id')
-                .where('active.status', '=', 'processing')
-                .groupBy('active.account_id')
-                .having((having) => having.fn.countAll(), '>=', cap),
-            ),
-          ])
-      : pending;
+  const pendingWithRoom: TaskFilter = shape.capped
+    ? (eb) =>
+        eb.and([
+          pending(eb),
+          eb(
+            'account_id',
+            'not in',
+            eb
+              .selectFrom('tasks as active')
+              .select('active.account_id')
+              .where('active.status', '=', value<TaskStatus>('processing'))
+              .groupBy('active.account_id')
+              .having((having) => having.fn.countAll(), '>=', value<number>('cap')),
+          ),
+        ])
+    : pending;
 
   const oldest = (filter: TaskFilter) => {
     let query = db
@@ -142,9 +163,9 @@ function claimStatements(
       .where(filter)
       .orderBy('created_at')
       .orderBy('id')
-      .limit(1);
-    if (models) query = query.where((eb) => isOneOf(db, eb.ref('model'), models));
-    if (options.skipLocked) query = query.forUpdate().skipLocked();
+      .limit(value<number>('one'));
+    if (shape.models) query = query.where((eb) => isOneOfList(db, eb.ref('model'), value('models')));
+    if (shape.skipLocked) query = query.forUpdate().skipLocked();
     return query;
   };
 
@@ -157,26 +178,76 @@ function claimStatements(
     .select('c.id')
     .orderBy('c.created_at')
     .orderBy('c.id')
-    .limit(1);
+    .limit(value<number>('one'));
 
-  const claim = (executor: Kysely<Database>, withoutCallback: boolean) => {
-    let update = executor
-      .updateTable('tasks')
-      .set((eb) => ({
-        status: 'processing',
-        attempts: eb('attempts', '+', 1),
-        lease_owner: options.workerId,
-        lease_expires_at: now + options.leaseMs,
-        updated_at: now,
-        // The engine of the row's model, the map one parameter (list-parameters.ts).
-        ...(engines && { engine: textAt(db, Object.fromEntries(engines), eb.ref('model')) }),
-      }))
-      .where('id', '=', candidate)
-      // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
-      // between the subquery's snapshot and the update; then this claims nothing rather than twice.
-      .where((eb) => eb.or([pending(eb), expired(eb)]));
-    if (withoutCallback) update = update.where('callback_url', 'is', null);
-    return update.returningAll().executeTakeFirst();
+  let update = db
+    .updateTable('tasks')
+    .set((eb) => ({
+      status: value<TaskStatus>('processing'),
+      attempts: eb('attempts', '+', value<number>('one')),
+      lease_owner: value<string>('workerId'),
+      lease_expires_at: value<number>('leaseUntil'),
+      updated_at: value<number>('now'),
+      // The engine of the row's model, the map one parameter (list-parameters.ts).
+      ...(shape.engines && { engine: textAtEntries(db, value('engines'), eb.ref('model')) }),
+    }))
+    .where('id', '=', candidate)
+    // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken
+    // between the subquery's snapshot and the update; then this claims nothing rather than twice.
+    .where((eb) => eb.or([pending(eb), expired(eb)]));
+  if (shape.withoutCallback) update = update.where('callback_url', 'is', null);
+  return update.returningAll();
+}
+
+type PreparedClaim = ReturnType<typeof prepareClaim>;
+
+const prepareClaim = (shape: ClaimShape) =>
+  preparedQuery((db, value: Placeholder<ClaimValueName>) => buildClaim(db, value, shape));
+
+/** One prepared statement per shape: at most 32, each compiled at its first use. */
+const preparedClaims = new Map<string, PreparedClaim>();
+
+function preparedClaimOf(shape: ClaimShape): PreparedClaim {
+  const key = `${shape.models}${shape.engines}${shape.capped}${shape.skipLocked}${shape.withoutCallback}`;
+  let prepared = preparedClaims.get(key);
+  if (!prepared) {
+    prepared = prepareClaim(shape);
+    preparedClaims.set(key, prepared);
+  }
+  return prepared;
+}
+
+function claimStatements(
+  options: ClaimTaskOptions,
+  now: number,
+  /** Model → the engine to record on the claimed task, when the claim chooses it (routed claims). */
+  engines?: ReadonlyMap<ModelId, string>,
+) {
+  const { models } = options;
+  const cap = options.maxActivePerAccount ?? 0;
+  const values = (executor: Kysely<Database>): Readonly<Record<ClaimValueName, unknown>> => ({
+    pending: 'pending',
+    processing: 'processing',
+    one: 1,
+    workerId: options.workerId,
+    leaseUntil: now + options.leaseMs,
+    now,
+    maxAttempts: options.maxAttempts,
+    models: models ? listParameter(executor, models) : null,
+    engines: engines ? entriesParameter(Object.fromEntries(engines)) : null,
+    cap,
+  });
+
+  const claim = async (executor: Kysely<Database>, withoutCallback: boolean) => {
+    const prepared = preparedClaimOf({
+      models: models !== undefined,
+      engines: engines !== undefined,
+      capped: cap > 0,
+      skipLocked: options.skipLocked === true,
+      withoutCallback,
+    });
+    const [row] = await prepared(executor, values(executor));
+    return row;
   };
 
   const claimWithCallback = async (trx: Kysely<Database>) => {

@@ -5,6 +5,7 @@ import type { Database } from '../database-schema.js';
 /**
  * One upsert per outcome, so concurrent outcomes from several processes add up in the row rather than
  * overwrite each other. A success only writes when the circuit had failures: most tasks write nothing here.
+ * Says whether the circuit's row changed.
  */
 export async function recordEngineOutcome(
   db: Kysely<Database>,
@@ -12,15 +13,15 @@ export async function recordEngineOutcome(
   outcome: 'succeeded' | 'unavailable',
   policy: CircuitPolicy,
   now: number,
-): Promise<void> {
+): Promise<boolean> {
   if (outcome === 'succeeded') {
-    await db
+    const reset = await db
       .updateTable('engine_circuits')
       .set({ failures: 0, open_until: null, trial_until: null, updated_at: now })
       .where('engine', '=', engine)
       .where('failures', '>', 0)
-      .execute();
-    return;
+      .executeTakeFirst();
+    return reset.numUpdatedRows > 0n;
   }
   const openUntil = now + policy.cooldownMs;
   await db
@@ -41,4 +42,5 @@ export async function recordEngineOutcome(
       }),
     )
     .execute();
+  return true;
 }

@@ -25,7 +25,7 @@ async function inFlightByEngine(db: Kysely<Database>, now: number): Promise<Map<
   return new Map(inFlight.map((row) => [row.engine ?? '', Number(row.count)]));
 }
 
-async function circuitRecords(db: Kysely<Database>): Promise<Map<string, CircuitRecord>> {
+export async function circuitRecords(db: Kysely<Database>): Promise<Map<string, CircuitRecord>> {
   const circuits = await db
     .selectFrom('engine_circuits')
     .select(['engine', 'failures', 'open_until', 'trial_until'])
@@ -46,13 +46,15 @@ export async function routingSnapshot(
   db: Kysely<Database>,
   routing: { readonly maxConcurrency: ReadonlyMap<string, number>; readonly circuit: CircuitPolicy },
   now: number,
+  /** The circuits as cached (circuits-cache.ts); read from `db` when absent. */
+  circuits?: () => Promise<Map<string, CircuitRecord>>,
 ): Promise<RoutingSnapshot> {
   // Tasks in flight matter only to engines with a cap: without any, that count is not read.
   const inFlight = routing.maxConcurrency.size > 0 ? await inFlightByEngine(db, now) : new Map();
   return {
     now,
     inFlight,
-    circuits: await circuitRecords(db),
+    circuits: await (circuits ? circuits() : circuitRecords(db)),
     maxConcurrency: routing.maxConcurrency,
     circuit: routing.circuit,
   };
