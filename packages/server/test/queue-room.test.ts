@@ -12,7 +12,7 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { Store } from '../src/ports/store.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
-import { QUEUE_RECOUNT_MS, QueueRoom } from '../src/tasks/queue-room.js';
+import { QUEUE_RECOUNT_MS, QUEUE_STALE_MS, QueueRoom } from '../src/tasks/queue-room.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 
 const postgres = await postgresSuite();
@@ -28,6 +28,11 @@ async function create(room: QueueRoom, store: Store, accountId: string): Promise
   if (!(await room.admit())) return false;
   await store.createTask({ id: newTaskId(), accountId, environment: 'development', model: model.id, params });
   return true;
+}
+
+/** What `promise` settles with before the event loop's next turn, or 'waiting'. */
+function settledAtOnce<T>(promise: Promise<T>): Promise<T | 'waiting'> {
+  return Promise.race([promise, new Promise<'waiting'>((resolve) => setImmediate(() => resolve('waiting')))]);
 }
 
 describe('queue room in one process', () => {
@@ -74,6 +79,54 @@ describe('queue room in one process', () => {
     assert.equal(await create(room, store, accountId), true);
     assert.equal(await create(room, store, accountId), false);
     assert.equal(await store.countPendingTasks(), 5);
+  });
+
+  it('admits a creation the stale count leaves room for at once and renews the count behind it', async () => {
+    const clock = manualClock();
+    const counts: { resolve: (pending: number) => void }[] = [];
+    const room = new QueueRoom({
+      cap: 3,
+      countPending: () => new Promise<number>((resolve) => counts.push({ resolve })),
+      now: clock.now,
+    });
+    // The first count is waited for: there is none to go by.
+    const first = room.admit();
+    assert.equal(counts.length, 1);
+    counts[0]?.resolve(0);
+    assert.equal(await first, true);
+
+    clock.at += QUEUE_RECOUNT_MS;
+    // 0 + 1 admitted < 3: admitted without waiting for the new count, which is under way (settled before any
+    // I/O or timer could run, so not by a count resolved meanwhile).
+    assert.equal(await settledAtOnce(room.admit()), true);
+    assert.equal(counts.length, 2);
+    assert.equal(await settledAtOnce(room.admit()), true, 'one count at a time; still room by the old one');
+    assert.equal(counts.length, 2);
+    // By the old count the queue is full now (0 + 3): this one waits for the count under way.
+    const full = room.admit();
+    // Two were claimed meanwhile: the new count finds one pending, to which the two admitted since it began add.
+    counts[1]?.resolve(1);
+    assert.equal(await full, false, '1 + 2 admitted since the count began');
+    clock.at += QUEUE_RECOUNT_MS;
+    const renewed = room.admit();
+    counts[2]?.resolve(0);
+    assert.equal(await renewed, true, 'a count that leaves room: waited for, since the last one said full');
+  });
+
+  it('waits for a new count once the last one is QUEUE_STALE_MS old, and fails with it', async () => {
+    const clock = manualClock();
+    let failing = false;
+    const room = new QueueRoom({
+      cap: 10,
+      countPending: () => (failing ? Promise.reject(new Error('store unreachable')) : Promise.resolve(0)),
+      now: clock.now,
+    });
+    assert.equal(await room.admit(), true);
+    failing = true;
+    clock.at += QUEUE_RECOUNT_MS;
+    assert.equal(await room.admit(), true, 'a failed renewal behind a creation does not fail it');
+    clock.at += QUEUE_STALE_MS - QUEUE_RECOUNT_MS;
+    await assert.rejects(room.admit(), /store unreachable/);
   });
 
   it('admits everything without a cap, without counting', async () => {

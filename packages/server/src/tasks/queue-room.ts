@@ -5,16 +5,26 @@
  * are added to it.
  *
  * How exact that is: this process never admits past the cap by its own creations, however many arrive at once
- * (admitting is synchronous once the count is fresh). What it cannot see are the other API processes' creations
+ * (admitting is synchronous once there is a count). What it cannot see are the other API processes' creations
  * since its last count began: with several API processes the queue may pass the cap by what the others admit in
- * one recount interval plus one count (each of them is held to the cap the same way). The count lags the other
+ * one recount interval plus one count, a count being renewed behind the creations it admits (each of them is
+ * held to the cap the same way). The count lags the other
  * way too: tasks claimed since the last count still take room, so a creation may be refused up to that long
  * after room opened, and a creation admitted but then not made (a failed request, an idempotent replay) holds
  * its place until the next count. Before, the count was exact but creations racing at the cap could all pass it.
  */
 
-/** The longest a count of pending tasks is used for. */
+/** A count of pending tasks this old is renewed. */
 export const QUEUE_RECOUNT_MS = 250;
+
+/**
+ * The longest a count is used for while it is renewed: a creation that finds room by a count between
+ * QUEUE_RECOUNT_MS and this old is admitted at once and the count renewed behind it, since on PostgreSQL
+ * waiting for the count was a round trip on the way of every creation that came after the interval. A creation
+ * the stale count would refuse waits for the new one, and so does any once the count is this old (a count that
+ * keeps failing behind creations then fails them, as it did before).
+ */
+export const QUEUE_STALE_MS = 1000;
 
 export class QueueRoom {
   readonly #cap: number;
@@ -37,10 +47,18 @@ export class QueueRoom {
   /** Takes a place in the queue for one task; false when the queue is full (0: no cap, always true). */
   async admit(): Promise<boolean> {
     if (this.#cap === 0) return true;
-    if (this.#now() - this.#countedAt >= QUEUE_RECOUNT_MS) await this.#recount();
-    if (this.#counted + (this.#admitted - this.#admittedAtCount) >= this.#cap) return false;
+    const age = this.#now() - this.#countedAt;
+    if (age >= QUEUE_RECOUNT_MS) {
+      if (this.#hasRoom() && age < QUEUE_STALE_MS) this.#recount().catch(() => undefined);
+      else await this.#recount();
+    }
+    if (!this.#hasRoom()) return false;
     this.#admitted += 1;
     return true;
+  }
+
+  #hasRoom(): boolean {
+    return this.#counted + (this.#admitted - this.#admittedAtCount) < this.#cap;
   }
 
   /** One count at a time: the creations that find the count stale together wait for the same one. */
