@@ -352,6 +352,96 @@ describe('PostgreSQL', postgres, () => {
         assert.equal(rows[0]?.count, '0', 'no reservation outlives the refused creation');
       }));
 
+    it('creates tasks made together in one statement; one that fails fails alone, one under a limit goes to the transaction', () =>
+      withStores(1, async ([store], schemaName) => {
+        assert.ok(store);
+        await store.migrate();
+        const { id: accountId } = await store.createAccount();
+        const limitedKey = await newKey(store, accountId, {
+          monthlyVideoSeconds: 6,
+          monthlyBudgetMicros: null,
+        });
+        const GROUPED = /^with candidates as .*jsonb_populate_recordset.*\sreturning \*$/s;
+        const reservations = async (ids: readonly string[]) => {
+          const { rows } = await raw.query<{ task_id: string }>(
+            `select task_id from "${schemaName}".usage_records where task_id = any($1) order by task_id`,
+            [ids],
+          );
+          return rows.map((row) => row.task_id);
+        };
+
+        const together = [newTask(accountId), newTask(accountId), newTask(accountId, { apiKeyId: 'k_none' })];
+        const grouped = await statementsOf(() => Promise.all(together.map((task) => store.createTask(task))));
+        assert.deepEqual(
+          grouped.result.map((task) => [task.id, task.status]),
+          together.map((task) => [task.id, 'pending']),
+        );
+        assert.equal(grouped.statements.length, 1, shapes(grouped.statements).join(', '));
+        assert.match(grouped.statements[0] ?? '', GROUPED);
+        for (const task of together)
+          assert.deepEqual(await store.getTask(task.id), grouped.result[together.indexOf(task)]);
+        assert.deepEqual(
+          await reservations(together.map((task) => task.id)),
+          together.map((task) => task.id).sort(),
+        );
+
+        // Left out of the group's statement, the limited one is created by the transaction; the other is not held up.
+        const [free, limited] = [newTask(accountId), newTask(accountId, { apiKeyId: limitedKey })];
+        const mixed = await statementsOf(() =>
+          Promise.all([store.createTask(free), store.createTask(limited)]),
+        );
+        assert.deepEqual(
+          mixed.result.map((task) => task.id),
+          [free.id, limited.id],
+        );
+        assert.deepEqual(shapes(mixed.statements), [
+          'with',
+          'begin',
+          'select',
+          'select for update',
+          'select',
+          'insert',
+          'insert',
+          'commit',
+        ]);
+        assert.match(mixed.statements[0] ?? '', GROUPED);
+
+        // A duplicate id fails the group's statement: each is then tried alone, and only the duplicate fails. The
+        // limited one is past its key's 6 s now, and refused as alone.
+        const [first, last] = [newTask(accountId), newTask(accountId)];
+        const duplicate = newTask(accountId, { id: free.id, params: { ...PARAMS, prompt: 'again' } });
+        const overLimit = newTask(accountId, { apiKeyId: limitedKey });
+        const failing = await statementsOf(() =>
+          Promise.allSettled([first, duplicate, overLimit, last].map((task) => store.createTask(task))),
+        );
+        const [madeFirst, refusedDuplicate, refusedLimit, madeLast] = failing.result;
+        assert.equal(madeFirst?.status === 'fulfilled' && madeFirst.value.id, first.id);
+        assert.equal(madeLast?.status === 'fulfilled' && madeLast.value.id, last.id);
+        assert.equal(refusedDuplicate?.status, 'rejected');
+        assert.match(
+          String(refusedDuplicate?.status === 'rejected' && refusedDuplicate.reason),
+          /duplicate key/,
+        );
+        assert.ok(refusedLimit?.status === 'rejected' && refusedLimit.reason instanceof BudgetExceeded);
+        assert.match(failing.statements[0] ?? '', GROUPED);
+        assert.equal(
+          failing.statements.filter((statement) => ONE_STATEMENT.test(statement)).length,
+          4,
+          'each tried alone after the group failed',
+        );
+        assert.equal(
+          (await store.getTask(free.id))?.params.prompt,
+          PARAMS.prompt,
+          'the first task is unchanged',
+        );
+        assert.equal(await store.getTask(overLimit.id), undefined);
+        assert.deepEqual(
+          await reservations([first.id, duplicate.id, overLimit.id, last.id]),
+          [first.id, free.id, last.id].sort(),
+          "the duplicate's failure took no reservation of its own, the refusal none",
+        );
+      }));
+
     it('creates under a new idempotency key in one statement; a repeat goes through the transaction', () =>
       withStores(1, async ([store]) => {
         assert.ok(store);
@@ -380,7 +470,7 @@ describe('PostgreSQL', postgres, () => {
         assert.equal(later.outcome, 'created', 'the refused creation kept no key');
       }));
 
-    it('inserts the same rows in one statement as in the transaction, column by column', () =>
+    it('inserts the same rows in one statement, alone or grouped, as in the transaction, column by column', () =>
       withStores(
         1,
         async ([store], schemaName) => {
@@ -398,11 +488,16 @@ describe('PostgreSQL', postgres, () => {
             });
           const ids = { statement: newTaskId(), transaction: newTaskId() };
           const onceIds = { statement: newTaskId(), transaction: newTaskId() };
+          const groupedIds = { statement: newTaskId(), transaction: ids.transaction };
           const statement = await statementsOf(async () => {
             await store.createTask(task(ids.statement));
             await store.createTaskOnce(task(onceIds.statement), { key: 'one', requestHash: 'h', since: 0 });
+            await Promise.all([
+              store.createTask(task(groupedIds.statement)),
+              store.createTask(task(newTaskId())),
+            ]);
           });
-          assert.equal(statement.statements.length, 2);
+          assert.equal(statement.statements.length, 3);
           await store.setApiKeyLimits(keyId, lots, accountId);
           const transaction = await statementsOf(async () => {
             await store.createTask(task(ids.transaction));
@@ -420,7 +515,7 @@ describe('PostgreSQL', postgres, () => {
           };
           const apart = (row: Record<string, unknown>, ...columns: string[]) =>
             Object.fromEntries(Object.entries(row).filter(([column]) => !columns.includes(column)));
-          for (const pair of [ids, onceIds]) {
+          for (const pair of [ids, onceIds, groupedIds]) {
             const tasks = [
               await rowsOf('tasks', 'id', pair.statement),
               await rowsOf('tasks', 'id', pair.transaction),

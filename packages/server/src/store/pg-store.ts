@@ -11,8 +11,8 @@ import { KyselyStore } from './kysely-store.js';
 import { isUpToDate, migrateToLatest } from './migrations/index.js';
 import { createTask } from './operations/create-task.js';
 import { createTaskOnce } from './operations/create-task-once.js';
-import { createUnlimitedTask } from './operations/create-unlimited-task.js';
 import { createUnlimitedTaskOnce } from './operations/create-unlimited-task-once.js';
+import { type Creation, pgCreationGroups } from './pg-creation-groups.js';
 import {
   openPgDatabase,
   type PgDatabase,
@@ -22,6 +22,7 @@ import {
 } from './pg-database.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
 import { holdPgWorkerLock } from './pg-worker-lock.js';
+import type { WriteGroups } from './write-groups.js';
 
 export interface PgStoreOptions extends PgDatabaseOptions {
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
@@ -47,6 +48,7 @@ export class PgStore extends KyselyStore {
   readonly #pool: PgDatabase['pool'];
   readonly #claims: PgDatabase;
   readonly #options: PgStoreOptions;
+  readonly #creations: WriteGroups<Creation, TaskRecord | undefined>;
 
   constructor(options: PgStoreOptions) {
     const { db, pool } = openPgDatabase(options);
@@ -60,15 +62,17 @@ export class PgStore extends KyselyStore {
     this.#pool = pool;
     this.#claims = claims;
     this.#options = options;
+    this.#creations = pgCreationGroups(this.db);
   }
 
   /**
-   * In one statement, one round trip, when no monthly limit applies (operations/create-unlimited-task.ts says
-   * why that keeps the transaction's guarantees); otherwise in the transaction that checks the limits.
+   * In one statement with the creations arriving beside it (pg-creation-groups.ts) when no monthly limit
+   * applies (operations/create-unlimited-task.ts says why that keeps the transaction's guarantees); otherwise in
+   * the transaction that checks the limits.
    */
   override async createTask(task: NewTask): Promise<TaskRecord> {
     const now = this.now();
-    return (await createUnlimitedTask(this.db, task, now)) ?? createTask(this.db, task, now, true);
+    return (await this.#creations.submit({ task, now })) ?? createTask(this.db, task, now, true);
   }
 
   /** In one statement when the key is new and no monthly limit applies; otherwise in the transaction. */
@@ -137,6 +141,7 @@ export class PgStore extends KyselyStore {
   }
 
   async close(): Promise<void> {
+    await this.#creations.drain();
     await this.#claims.db.destroy();
     await this.db.destroy();
     // Kysely ends the pool only if it ever used it; a work signal may have used it alone.

@@ -5,7 +5,7 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { TaskRecord } from '../domain/task.js';
 import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
-import { GroupCommit } from './group-commit.js';
+import { groupCommit } from './group-commit.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { insertTask } from './operations/create-task.js';
@@ -14,6 +14,7 @@ import { openDatabase, pragma } from './sqlite-handles.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
 import { StatementCache } from './statement-cache.js';
+import type { WriteGroups } from './write-groups.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. */
@@ -60,7 +61,7 @@ export class SqliteStore extends KyselyStore {
   readonly #checkpointer: Checkpointer | undefined;
   readonly #optimizer: { stop(): void };
   /** Creations arriving together share one commit (group-commit.ts). */
-  readonly #creations: GroupCommit<NewTask, TaskRecord>;
+  readonly #creations: WriteGroups<NewTask, TaskRecord>;
   readonly #statements: StatementCache;
 
   constructor(options: SqliteStoreOptions) {
@@ -76,7 +77,7 @@ export class SqliteStore extends KyselyStore {
     this.#optimizer = optimizePeriodically(() => this.#optimize(), {
       onError: (error) => options.onError?.(error),
     });
-    this.#creations = new GroupCommit(this.db, (trx, task) => insertTask(trx, task, this.now(), false));
+    this.#creations = groupCommit(this.db, (trx, task: NewTask) => insertTask(trx, task, this.now(), false));
   }
 
   /**
