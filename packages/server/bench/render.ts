@@ -1,36 +1,32 @@
 /**
  * The local engine's render cost beside its floor, for text at 480p, 720p and 1080p, image at 720p and
  * reference at 480p, 720p and 1080p (16:9, 5 s), each with the standard and the fast model. The floor is
- * ffmpeg encoding the same number of ready-made frames of a synthetic source (lavfi `testsrc2`, decoded to
- * RGBA before timing) through the same FrameEncoder with the same settings: the standard models' preset at
- * full size, the fast models' preset from the fast scene size (scene.ts). Each row times its floor and its
- * render alternately (floor, render, floor, render…), so a machine whose load changes during the run moves
- * both alike. CPU time counts this process and its ffmpeg children (Linux: /proc/self/stat's cutime and cstime).
- * Prints one markdown table: wall time and CPU time of the render and of its floor, the ratios, and each fast
- * model's CPU time over its standard model's.
+ * ffmpeg alone encoding the same frames (issue 18): the render's own frames, drawn and kept before timing,
+ * written through the same FrameEncoder with the same settings (size, preset, soundtrack), so that what the
+ * render costs beyond its floor is the drawing and whatever of it does not overlap the encoding. Each row times
+ * its floor and its render alternately (floor, render, floor, render…), so a machine whose load changes during
+ * the run moves both alike. CPU time counts this process and its ffmpeg children (Linux: /proc/self/stat's
+ * cutime and cstime). Prints one markdown table: wall time and CPU time of the render and of its floor, the
+ * ratios, and each fast model's CPU time over its standard model's.
  * Run with `npm run bench:render`. `BENCH_RENDER_RUNS` sets the runs per row, median taken (default 3);
  * `BENCH_RENDER_CASES` picks rows by name, comma-separated (e.g. `text-1080p-standard,reference-480p-fast`).
  */
-import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { type FrameSize, frameSize, type Quality } from '../src/domain/frame-size.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import type { ModelId } from '../src/domain/models.js';
-import { type EncoderPreset, FrameEncoder } from '../src/engines/local/frame-encoder.js';
+import { FrameEncoder } from '../src/engines/local/frame-encoder.js';
 import { LocalEngine } from '../src/engines/local/local-engine.js';
-import { sceneFrame } from '../src/engines/local/scene.js';
+import { createScene, encoderPreset, sceneSettings } from '../src/engines/local/local-render.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
-import { type LocalAsset, OUTPUT_FPS } from '../src/ports/engine.js';
+import { type LocalAsset, OUTPUT_FPS, type RenderJob } from '../src/ports/engine.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from '../test/helpers/media-fixtures.js';
 
-const run = promisify(execFile);
 const runs = Number(process.env.BENCH_RENDER_RUNS ?? 3);
 const only = process.env.BENCH_RENDER_CASES?.split(',').map((name) => name.trim());
 const DURATION = 5;
-const frameCount = DURATION * OUTPUT_FPS;
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every mainstream architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -91,42 +87,31 @@ function median(samples: readonly Cost[]): Cost {
   return { wallMs: middle(samples.map((s) => s.wallMs)), cpuMs: middle(samples.map((s) => s.cpuMs)) };
 }
 
-function even(n: number): number {
-  return n + (n % 2);
+/** The job's frames as its scene draws them, each copied out, drawn once before timing. */
+async function ownFrames(job: RenderJob, signal: AbortSignal): Promise<Buffer[]> {
+  const settings = sceneSettings(job);
+  const scene = await createScene(job, settings, ffmpegPath(), signal);
+  try {
+    const frames: Buffer[] = [];
+    for (let index = 0; index < settings.frameCount; index++)
+      frames.push(Buffer.from(await scene.render(index)));
+    return frames;
+  } finally {
+    await scene.close();
+  }
 }
 
-/** `frameCount` RGBA frames of lavfi's testsrc2 at `size`, decoded once. */
-async function syntheticFrames(size: FrameSize): Promise<Buffer[]> {
-  const { stdout } = await run(
-    ffmpegPath(),
-    [
-      ...['-v', 'error', '-nostdin', '-f', 'lavfi'],
-      // testsrc2 makes even sizes only (a fast scene can be odd: 427x240 for 480p), so it is cropped.
-      ...['-i', `testsrc2=size=${even(size.width)}x${even(size.height)}:rate=${OUTPUT_FPS}`],
-      ...['-vf', `format=rgba,crop=${size.width}:${size.height}:0:0`],
-      ...['-frames:v', String(frameCount), '-f', 'rawvideo', '-pix_fmt', 'rgba', 'pipe:1'],
-    ],
-    { encoding: 'buffer', maxBuffer: frameCount * size.width * size.height * 4 + 1024 },
-  );
-  const bytes = size.width * size.height * 4;
-  return Array.from({ length: frameCount }, (_, i) => stdout.subarray(i * bytes, (i + 1) * bytes));
-}
-
-async function encodeOnly(
-  frames: readonly Buffer[],
-  input: FrameSize,
-  output: FrameSize,
-  preset: EncoderPreset,
-  dir: string,
-): Promise<void> {
+/** The floor: `frames` encoded as the render encodes its own (local-render.ts), soundtrack included. */
+async function encodeOnly(frames: readonly Buffer[], job: RenderJob, dir: string): Promise<void> {
   const encoder = new FrameEncoder({
     ffmpegPath: ffmpegPath(),
-    outputPath: join(dir, `floor-${preset}.mp4`),
-    input,
-    output,
-    fps: OUTPUT_FPS,
-    frameCount,
-    preset,
+    outputPath: join(dir, 'floor.mp4'),
+    input: sceneSettings(job).frame,
+    output: job.frame,
+    fps: job.fps,
+    frameCount: frames.length,
+    preset: encoderPreset(job),
+    audioPath: job.audios[0]?.path,
   });
   for (const pixels of frames) await encoder.write(pixels);
   await encoder.finish();
@@ -169,7 +154,7 @@ async function fixtures(dir: string): Promise<Record<Mode, Inputs>> {
   };
 }
 
-async function render(row: Case, inputs: Inputs, dir: string): Promise<void> {
+function jobFor(row: Case, inputs: Inputs, dir: string): RenderJob {
   const model: ModelId = `videogen-2.0-${row.fast ? 'fast-' : ''}${row.mode}-to-video`;
   const { model: definition, params } = parseGenerationRequest({
     model,
@@ -182,19 +167,24 @@ async function render(row: Case, inputs: Inputs, dir: string): Promise<void> {
     ...(inputs.videos.length > 0 ? { video_urls: inputs.videos.map((a) => a.url) } : {}),
     ...(inputs.audios.length > 0 ? { audio_urls: inputs.audios.map((a) => a.url) } : {}),
   });
-  await new LocalEngine().render(
-    {
-      taskId: 'bench',
-      model: definition,
-      params,
-      frame: frameSize(row.quality, '16:9'),
-      fps: OUTPUT_FPS,
-      ...inputs,
-      outputPath: join(dir, `${row.name}.mp4`),
-      workDir: join(dir, 'work'),
-    },
-    { signal: new AbortController().signal, deadline: Date.now() + 600_000, onProgress: () => {} },
-  );
+  return {
+    taskId: 'bench',
+    model: definition,
+    params,
+    frame: frameSize(row.quality, '16:9'),
+    fps: OUTPUT_FPS,
+    ...inputs,
+    outputPath: join(dir, `${row.name}.mp4`),
+    workDir: join(dir, 'work'),
+  };
+}
+
+async function render(job: RenderJob): Promise<void> {
+  await new LocalEngine().render(job, {
+    signal: new AbortController().signal,
+    deadline: Date.now() + 600_000,
+    onProgress: () => {},
+  });
 }
 
 async function main(): Promise<void> {
@@ -211,15 +201,13 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|---|---|---|---|');
     const standardCpu = new Map<string, number>();
     for (const row of cases) {
-      const output = frameSize(row.quality, '16:9');
-      const input = sceneFrame(output, row.fast);
-      const preset: EncoderPreset = row.fast ? 'ultrafast' : 'veryfast';
-      const frames = await syntheticFrames(input);
+      const job = jobFor(row, inputs[row.mode], dir);
+      const frames = await ownFrames(job, new AbortController().signal);
       const floors: Cost[] = [];
       const renders: Cost[] = [];
       for (let i = 0; i < runs; i++) {
-        floors.push(await once(() => encodeOnly(frames, input, output, preset, dir)));
-        renders.push(await once(() => render(row, inputs[row.mode], dir)));
+        floors.push(await once(() => encodeOnly(frames, job, dir)));
+        renders.push(await once(() => render(job)));
       }
       frames.length = 0;
       const floor = median(floors);
@@ -232,7 +220,7 @@ async function main(): Promise<void> {
           row.name,
           fmt(cost.wallMs),
           fmt(cost.cpuMs),
-          `\`${preset}\` from ${size(input)}`,
+          `\`${encoderPreset(job)}\` from ${size(sceneSettings(job).frame)}${job.audios.length > 0 ? ', soundtrack' : ''}`,
           fmt(floor.wallMs),
           fmt(floor.cpuMs),
           (cost.wallMs / floor.wallMs).toFixed(2),

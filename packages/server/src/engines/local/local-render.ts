@@ -10,7 +10,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import { probe } from '../../media/probe.js';
 import type { LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
 import { abortReason, untilAborted } from '../until-aborted.js';
-import { FrameEncoder } from './frame-encoder.js';
+import { type EncoderPreset, FrameEncoder } from './frame-encoder.js';
 import { ImageScene } from './image-scene.js';
 import { ReferenceScene } from './reference-scene.js';
 import { type Scene, type SceneSettings, sceneFrame } from './scene.js';
@@ -32,10 +32,9 @@ async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<
     throw new TaskFailure('invalid_asset', `${assetLabel(asset)}: the file has no audio stream.`);
 }
 
-export async function renderLocal(job: RenderJob, context: RenderContext, ffmpegPath: string): Promise<void> {
-  const { signal } = context;
-  signal.throwIfAborted();
-  const settings: SceneSettings = {
+/** What the job's scene draws: its size, frames and seed. */
+export function sceneSettings(job: RenderJob): SceneSettings {
+  return {
     frame: sceneFrame(job.frame, job.model.fast),
     fps: job.fps,
     frameCount: Math.round(job.params.duration * job.fps),
@@ -43,6 +42,17 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
     seed: job.params.seed,
     prompt: job.params.prompt,
   };
+}
+
+/** How the job's frames are encoded: x264's preset. */
+export function encoderPreset(job: RenderJob): EncoderPreset {
+  return job.model.fast ? 'ultrafast' : 'veryfast';
+}
+
+export async function renderLocal(job: RenderJob, context: RenderContext, ffmpegPath: string): Promise<void> {
+  const { signal } = context;
+  signal.throwIfAborted();
+  const settings = sceneSettings(job);
   let scene: Scene | undefined;
   let encoder: FrameEncoder | undefined;
   const stop = (): Promise<unknown> => {
@@ -55,16 +65,14 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
   const run = async (): Promise<void> => {
     // This engine is its own upstream: the job is taken as soon as rendering begins.
     context.onAccepted?.();
-    await mkdir(job.workDir, { recursive: true });
-    await mkdir(dirname(job.outputPath), { recursive: true });
+    await Promise.all([
+      mkdir(job.workDir, { recursive: true }),
+      mkdir(dirname(job.outputPath), { recursive: true }),
+    ]);
     const soundtrack = job.audios[0];
-    if (soundtrack) await checkSoundtrack(soundtrack, signal);
-    scene = await createScene(job, settings, ffmpegPath, signal);
-    // The abort listener may already have run while the scene was loading.
-    if (signal.aborted) {
-      await stop();
-      return;
-    }
+    // ffmpeg starts (tens of milliseconds before it takes a frame) while the soundtrack is checked and the
+    // scene loads; no frame is written before both are done, so a bad soundtrack fails as `invalid_asset`
+    // whatever ffmpeg made of it meanwhile.
     encoder = new FrameEncoder({
       ffmpegPath,
       outputPath: job.outputPath,
@@ -72,13 +80,27 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
       output: job.frame,
       fps: settings.fps,
       frameCount: settings.frameCount,
-      preset: job.model.fast ? 'ultrafast' : 'veryfast',
+      preset: encoderPreset(job),
       audioPath: soundtrack?.path,
     });
+    // Both settle before anything else, so that a scene loaded after the check failed is closed too.
+    const [checked, loading] = await Promise.allSettled([
+      soundtrack && checkSoundtrack(soundtrack, signal),
+      createScene(job, settings, ffmpegPath, signal),
+    ]);
+    if (loading.status === 'fulfilled') scene = loading.value;
+    if (checked.status === 'rejected') throw checked.reason;
+    if (loading.status === 'rejected') throw loading.reason;
+    const loaded = loading.value;
+    // The abort listener may already have run while the scene was loading.
+    if (signal.aborted) {
+      await stop();
+      return;
+    }
     let reportedAt = performance.now();
     for (let index = 0; index < settings.frameCount; index++) {
       if (signal.aborted) return;
-      await encoder.write(await scene.render(index));
+      await encoder.write(await loaded.render(index));
       const now = performance.now();
       if (now - reportedAt >= PROGRESS_INTERVAL_MS) {
         reportedAt = now;
@@ -104,7 +126,8 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
   context.onProgress(1);
 }
 
-async function createScene(
+/** The job's scene, its inputs loaded. */
+export async function createScene(
   job: RenderJob,
   settings: SceneSettings,
   ffmpegPath: string,
