@@ -205,6 +205,8 @@ describe('PostgreSQL', postgres, () => {
     interface Recorded<T> {
       readonly result: T;
       readonly statements: string[];
+      /** The statements sent as named prepared statements (pg-named-statements.ts). */
+      readonly named: string[];
     }
 
     /**
@@ -215,13 +217,16 @@ describe('PostgreSQL', postgres, () => {
       const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
       const query = prototype.query;
       const statements: string[] = [];
+      const named: string[] = [];
       prototype.query = function (this: pg.Client, ...args: unknown[]) {
         const [first] = args;
-        statements.push(typeof first === 'string' ? first : String((first as { text?: unknown }).text));
+        const text = typeof first === 'string' ? first : String((first as { text?: unknown }).text);
+        statements.push(text);
+        if (typeof first === 'object' && first !== null && 'name' in first) named.push(text);
         return query.apply(this, args);
       };
       try {
-        return { result: await run(), statements };
+        return { result: await run(), statements, named };
       } finally {
         prototype.query = query;
       }
@@ -235,7 +240,7 @@ describe('PostgreSQL', postgres, () => {
       });
 
     /** The one-statement creation's shape: a CTE ending in the task's insert. */
-    const ONE_STATEMENT = /^with .* insert into "tasks" .* returning \*$/s;
+    const ONE_STATEMENT = /^with .* insert into "tasks" .* returning "id", .*, "api_key_id"$/s;
 
     function newTask(accountId: string, extra: Partial<NewTask> = {}): NewTask {
       return {
@@ -279,12 +284,13 @@ describe('PostgreSQL', postgres, () => {
         ];
         for (const extra of extras) {
           const task = newTask(accountId, extra);
-          const { result, statements }: Recorded<TaskRecord> = await statementsOf(() =>
+          const { result, statements, named }: Recorded<TaskRecord> = await statementsOf(() =>
             store.createTask(task),
           );
           assert.equal(result.id, task.id);
           assert.equal(statements.length, 1, `${JSON.stringify(extra)}: ${shapes(statements).join(', ')}`);
           assert.match(statements[0] ?? '', ONE_STATEMENT);
+          assert.deepEqual(named, statements, 'sent as a named prepared statement');
         }
 
         // The transaction after the statement that inserted nothing: the limits, the lock, the sums, the inserts.
@@ -441,6 +447,46 @@ describe('PostgreSQL', postgres, () => {
           "the duplicate's failure took no reservation of its own, the refusal none",
         );
       }));
+
+    it('sends the one-statement creation and claim as named statements, which still run after a migration adds a column', () =>
+      // A schema of its own: the column it adds must not reach the schemas lent to other tests.
+      withFreshStores(
+        1,
+        async ([store], schemaName) => {
+          assert.ok(store);
+          await store.migrate();
+          const { id: accountId } = await store.createAccount();
+          const routing = {
+            routes: new Map([['videogen-2.0-text-to-video' as const, [[{ engine: 'local', weight: 1 }]]]]),
+            maxConcurrency: new Map<string, number>(),
+            circuit: { failures: 3, cooldownMs: 60_000 },
+          };
+          const createAndClaim = async () => {
+            const task = newTask(accountId, { params: { ...PARAMS, callback_url: null } });
+            await store.createTask(task);
+            const claimed = await store.claimTask({
+              workerId: 'w',
+              leaseMs: 60_000,
+              maxAttempts: 3,
+              routing,
+            });
+            assert.equal(claimed?.id, task.id);
+            assert.equal(claimed?.engine, 'local');
+            return claimed;
+          };
+          const first = await statementsOf(createAndClaim);
+          assert.equal(first.named.length, 2, shapes(first.statements).join(', '));
+          assert.match(first.named[0] ?? '', ONE_STATEMENT);
+          assert.match(first.named[1] ?? '', /^update "tasks" set .* returning "id", .*, "api_key_id"$/s);
+          // Prepared on the pool's one connection; a newer process's migration then adds a column. A statement
+          // returning `*` would now fail there ("cached plan must not change result type").
+          await raw.query(`alter table "${schemaName}".tasks add column added_later text`);
+          const second = await statementsOf(createAndClaim);
+          assert.deepEqual(second.named, first.named);
+        },
+        // One connection, so that the second round runs the statements the first prepared.
+        { poolSize: 1 },
+      ));
 
     it('creates under a new idempotency key in one statement; a repeat goes through the transaction', () =>
       withStores(1, async ([store]) => {

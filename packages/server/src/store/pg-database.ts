@@ -5,6 +5,7 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database } from './database-schema.js';
+import { sendNamedStatements } from './pg-named-statements.js';
 
 export interface PgDatabaseOptions {
   /** `postgres://user:password@host:5432/database?…` */
@@ -64,6 +65,7 @@ export function openPgDatabase(options: PgDatabaseOptions): PgDatabase {
     application_name: options.applicationName ?? 'videogen',
   });
   pool.on('error', (error) => options.onError?.(error));
+  sendNamedStatements(pool);
   const settings = [
     ...(schema === undefined ? [] : [`set search_path to ${quoteIdentifier(schema)}`]),
     ...(options.asynchronousCommit ? ['set synchronous_commit to off'] : []),

@@ -15,6 +15,7 @@ import {
   sql,
 } from 'kysely';
 import type { Database } from './database-schema.js';
+import { nameStatement } from './pg-named-statements.js';
 
 /** Stands for a named value while the query is built; typed as the value it stands for. */
 export type Placeholder<Names extends string> = <T>(name: Names) => T;
@@ -27,8 +28,17 @@ interface Compiled<Row> {
 
 const PLACEHOLDER_PREFIX = '\u0000videogen-placeholder:';
 
+export interface PreparedQueryOptions {
+  /**
+   * Sent to PostgreSQL as a named prepared statement (pg-named-statements.ts), planned once per connection:
+   * for the statements where planning costs more than running. Its result columns must be listed, not `*`.
+   */
+  readonly named?: boolean;
+}
+
 export function preparedQuery<Names extends string, Row>(
   build: (db: Kysely<Database>, value: Placeholder<Names>) => Compilable<Row>,
+  options: PreparedQueryOptions = {},
 ): (db: Kysely<Database>, values: Readonly<Record<Names, unknown>>) => Promise<Row[]> {
   // Per dialect adapter, which a store's transactions share with it: the SQL differs between dialects only.
   const compiled = new WeakMap<DialectAdapter, Compiled<Row>>();
@@ -40,6 +50,10 @@ export function preparedQuery<Names extends string, Row>(
       }
       return parameter.slice(PLACEHOLDER_PREFIX.length);
     });
+    if (options.named) {
+      if (/\breturning \*/i.test(query.sql)) throw new Error(`named statement ${query.sql} returns *`);
+      nameStatement(query.sql);
+    }
     return { query, names };
   };
   return async (db, values) => {

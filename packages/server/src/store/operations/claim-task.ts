@@ -6,6 +6,7 @@ import type { Database } from '../database-schema.js';
 import { entriesParameter, isOneOfList, listParameter, textAtEntries } from '../list-parameters.js';
 import { type Placeholder, preparedQuery } from '../prepared-query.js';
 import { toTaskRecord } from '../task-row.js';
+import { TASK_COLUMN_NAMES } from './create-task.js';
 import { enqueueFirstProcessingDelivery } from './enqueue-deliveries.js';
 
 export interface ClaimTaskOptions extends ClaimOptions {
@@ -196,13 +197,14 @@ function buildClaim(db: Kysely<Database>, value: Placeholder<ClaimValueName>, sh
     // between the subquery's snapshot and the update; then this claims nothing rather than twice.
     .where((eb) => eb.or([pending(eb), expired(eb)]));
   if (shape.withoutCallback) update = update.where('callback_url', 'is', null);
-  return update.returningAll();
+  return update.returning(TASK_COLUMN_NAMES);
 }
 
 type PreparedClaim = ReturnType<typeof prepareClaim>;
 
+// Named on PostgreSQL: planning the claim took three times as long as running it (pg-named-statements.ts).
 const prepareClaim = (shape: ClaimShape) =>
-  preparedQuery((db, value: Placeholder<ClaimValueName>) => buildClaim(db, value, shape));
+  preparedQuery((db, value: Placeholder<ClaimValueName>) => buildClaim(db, value, shape), { named: true });
 
 /** One prepared statement per shape: at most 32, each compiled at its first use. */
 const preparedClaims = new Map<string, PreparedClaim>();

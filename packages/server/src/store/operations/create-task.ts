@@ -29,6 +29,9 @@ export const TASK_COLUMNS = {
   api_key_id: true,
 } as const satisfies Record<keyof TasksTable, true>;
 
+/** Every column, for a `RETURNING` that must not be `*` (a named statement's, pg-named-statements.ts). */
+export const TASK_COLUMN_NAMES = Object.keys(TASK_COLUMNS) as (keyof TasksTable)[];
+
 // Creation's statements are compiled once (prepared-query.ts).
 const insertTaskRow = preparedQuery((db, value: Placeholder<keyof TasksTable>) =>
   db.insertInto('tasks').values(placeholderRow<Insertable<TasksTable>>(TASK_COLUMNS, value)).returningAll(),
