@@ -37,6 +37,34 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * The labelled children of the two metrics every request touches, kept by their labels: prom-client hashes a
+   * label set on each call otherwise. Routes, methods and status codes are few, so the maps stay small.
+   */
+  readonly #inFlightByRoute = new Map<string, Gauge.Internal<'route'>>();
+  readonly #durationByLabels = new Map<string, Histogram.Internal<'method' | 'route' | 'status_code'>>();
+
+  /** The in-flight gauge of `route`. */
+  httpInFlightOf(route: string): Gauge.Internal<'route'> {
+    let child = this.#inFlightByRoute.get(route);
+    if (!child) {
+      child = this.httpInFlight.labels({ route });
+      this.#inFlightByRoute.set(route, child);
+    }
+    return child;
+  }
+
+  /** Records how long a request to `route` took to answer. */
+  observeHttpDuration(method: string, route: string, statusCode: number, seconds: number): void {
+    const labels = `${method} ${statusCode} ${route}`;
+    let child = this.#durationByLabels.get(labels);
+    if (!child) {
+      child = this.httpDuration.labels({ method, route, status_code: statusCode });
+      this.#durationByLabels.set(labels, child);
+    }
+    child.observe(seconds);
+  }
+
   readonly eventStreamsOpen = new Gauge({
     name: 'videogen_event_streams_open',
     help: 'Task event streams of this process still watching their task (each polls the store until it ends).',

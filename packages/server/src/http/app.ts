@@ -181,10 +181,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
     requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
-    const route = { route: routeOf(request) };
-    deps.metrics.httpInFlight.inc(route);
+    const inFlight = deps.metrics.httpInFlightOf(routeOf(request));
+    inFlight.inc();
     reply.raw.once('close', () => {
-      deps.metrics.httpInFlight.dec(route);
+      inFlight.dec();
       // onResponse runs only for answers sent to their end: one the client cut off (an event stream it stopped
       // reading, an abandoned download) gets its line here.
       if (!reply.raw.writableFinished) logRequest(request, reply, true);
@@ -192,12 +192,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    deps.metrics.httpDuration.observe(
-      {
-        method: request.method,
-        route: routeOf(request),
-        status_code: reply.statusCode,
-      },
+    deps.metrics.observeHttpDuration(
+      request.method,
+      routeOf(request),
+      reply.statusCode,
       reply.elapsedTime / 1000,
     );
     logRequest(request, reply, false);
@@ -228,7 +226,6 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     metricsRoutes(routes, { metrics: deps.metrics });
     if (api) {
       const authenticate = withRateLimit(
-        routes,
         createAuthenticator(api.keys, api.dashboard?.sessions),
         deps.rateLimit ?? { perMinute: 0, windowMs: 60_000 },
       );

@@ -1,16 +1,16 @@
 /**
- * The per-key request rate limit (docs/decisions.md#request-rate): `@fastify/rate-limit` counting each API
- * key's requests in fixed windows. It runs right after authentication, inside the same preHandler, so it
- * limits every route that needs a key and nothing else: unauthenticated requests (health checks, metrics,
- * signed result links, a missing or wrong key) are never counted against a key.
+ * The per-key request rate limit (docs/decisions.md#request-rate): each API key's requests counted in fixed
+ * windows (fixed-windows.ts). It runs right after authentication, inside the same preHandler, so it limits every
+ * route that needs a key and nothing else: unauthenticated requests (health checks, metrics, signed result
+ * links, a missing or wrong key) are never counted against a key.
  *
  * Counters live in this process's memory: behind a load balancer with N API processes a key gets up to N times
  * the limit (docs/deployment.md).
  */
-import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError } from '../domain/errors.js';
 import { principalOf, rateLimitSubject } from './authentication.js';
+import { FixedWindows } from './fixed-windows.js';
 
 export interface RateLimitSettings {
   /** Requests per key per minute; 0 turns the limit off. */
@@ -19,7 +19,7 @@ export interface RateLimitSettings {
   readonly windowMs: number;
 }
 
-/** Keys tracked at once; the least recently seen beyond this start a fresh window. */
+/** Keys tracked at once; past this the oldest window is forgotten (its key starts a fresh one). */
 const TRACKED_KEYS = 10_000;
 
 /** Requests one window admits: the per-minute rate scaled to the window, rounded up. */
@@ -33,37 +33,27 @@ export function requestsPerWindow(settings: RateLimitSettings): number {
  * over the limit is `429 rate_limited` with `Retry-After` (the same seconds: the next window admits it).
  */
 export function withRateLimit(
-  app: FastifyInstance,
   authenticate: preHandlerAsyncHookHandler,
   settings: RateLimitSettings,
+  now: () => number = Date.now,
 ): preHandlerAsyncHookHandler {
   if (settings.perMinute === 0) return authenticate;
   const max = requestsPerWindow(settings);
-  // Manual mode (`global: false`, no route config): the check below is the only one, whatever routes exist.
-  void app.register(rateLimit, {
-    global: false,
-    max,
-    timeWindow: settings.windowMs,
-    cache: TRACKED_KEYS,
-    keyGenerator: (request) => rateLimitSubject(principalOf(request)),
-  });
-  let check: ReturnType<FastifyInstance['createRateLimit']> | undefined;
+  const windows = new FixedWindows({ windowMs: settings.windowMs, maxSubjects: TRACKED_KEYS, now });
 
   return async function authenticateAndLimit(this: FastifyInstance, request, reply) {
     await authenticate.call(this, request, reply);
-    // The plugin's decorator exists once the app is ready, which it is by the first request.
-    check ??= app.createRateLimit();
-    const limit = await check(request);
-    if (limit.isAllowed) return;
+    const { count, remainingMs } = windows.hit(rateLimitSubject(principalOf(request)));
+    const resetSeconds = Math.ceil(remainingMs / 1000);
     reply
-      .header('ratelimit-limit', limit.max)
-      .header('ratelimit-remaining', limit.remaining)
-      .header('ratelimit-reset', limit.ttlInSeconds);
-    if (limit.isExceeded) {
+      .header('ratelimit-limit', max)
+      .header('ratelimit-remaining', Math.max(0, max - count))
+      .header('ratelimit-reset', resetSeconds);
+    if (count > max) {
       throw new ApiError(
         'rate_limited',
-        `${principalOf(request).keyId ? 'This API key' : 'This dashboard session'} made more than ${limit.max} requests in ${Math.round(limit.timeWindow / 1000)} s; retry after ${limit.ttlInSeconds} s.`,
-        { headers: { 'retry-after': String(limit.ttlInSeconds) } },
+        `${principalOf(request).keyId ? 'This API key' : 'This dashboard session'} made more than ${max} requests in ${Math.round(settings.windowMs / 1000)} s; retry after ${resetSeconds} s.`,
+        { headers: { 'retry-after': String(resetSeconds) } },
       );
     }
   };
