@@ -208,6 +208,35 @@ describe('SqliteStore', () => {
     await second.close();
   });
 
+  it('reads a task on its own connection: a write committed elsewhere at once, never one not yet committed', async () => {
+    const path = join(dir, 'reader.db');
+    const store = new SqliteStore({ path });
+    const writer = openDatabase(path);
+    try {
+      await store.migrate();
+      const account = await store.createAccount();
+      const scope = { accountId: account.id, environment: 'production' } as const;
+      const task = await store.createTask({
+        ...scope,
+        id: newTaskId(),
+        model: 'videogen-2.0-text-to-video',
+        params: PARAMS,
+      });
+      pragma(writer, 'busy_timeout = 5000');
+      prepare(writer, 'begin immediate').run();
+      prepare(writer, "update tasks set status = 'processing', progress = 40 where id = ?").run(task.id);
+      // Another connection's transaction is open, holding the write lock: the poll neither waits nor sees it.
+      assert.equal((await store.getTask(task.id, scope))?.status, 'pending');
+      prepare(writer, 'commit').run();
+      const read = await store.getTask(task.id, scope);
+      assert.deepEqual([read?.status, read?.progress], ['processing', 40]);
+      assert.equal(await store.getTask(task.id, { ...scope, environment: 'development' }), undefined);
+    } finally {
+      writer.close();
+      await store.close();
+    }
+  });
+
   it('creations made together commit together; one that fails is rolled back alone, its usage too', async () => {
     const store = new SqliteStore({ path: join(dir, 'group-commit.db') });
     try {

@@ -36,10 +36,22 @@ export interface PreparedQueryOptions {
   readonly named?: boolean;
 }
 
+export interface PreparedQuery<Names extends string, Row> {
+  /** Runs the query through `db`. */
+  (db: Kysely<Database>, values: Readonly<Record<Names, unknown>>): Promise<Row[]>;
+  /** Its SQL for `db`'s dialect, and these values as its parameters, in order: to run it on a connection directly. */
+  statement(db: Kysely<Database>, values: Readonly<Record<Names, unknown>>): PreparedStatement;
+}
+
+export interface PreparedStatement {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
 export function preparedQuery<Names extends string, Row>(
   build: (db: Kysely<Database>, value: Placeholder<Names>) => Compilable<Row>,
   options: PreparedQueryOptions = {},
-): (db: Kysely<Database>, values: Readonly<Record<Names, unknown>>) => Promise<Row[]> {
+): PreparedQuery<Names, Row> {
   // Per dialect adapter, which a store's transactions share with it: the SQL differs between dialects only.
   const compiled = new WeakMap<DialectAdapter, Compiled<Row>>();
   const compile = (db: Kysely<Database>): Compiled<Row> => {
@@ -56,17 +68,27 @@ export function preparedQuery<Names extends string, Row>(
     }
     return { query, names };
   };
-  return async (db, values) => {
+  const compiledFor = (db: Kysely<Database>): Compiled<Row> => {
     const adapter = db.getExecutor().adapter;
     let entry = compiled.get(adapter);
     if (!entry) {
       entry = compile(db);
       compiled.set(adapter, entry);
     }
+    return entry;
+  };
+  const run = async (db: Kysely<Database>, values: Readonly<Record<Names, unknown>>): Promise<Row[]> => {
+    const entry = compiledFor(db);
     const parameters = entry.names.map((name) => values[name as Names]);
     const result = await db.executeQuery<Row>({ ...entry.query, parameters });
     return result.rows;
   };
+  return Object.assign(run, {
+    statement(db: Kysely<Database>, values: Readonly<Record<Names, unknown>>): PreparedStatement {
+      const entry = compiledFor(db);
+      return { sql: entry.query.sql, parameters: entry.names.map((name) => values[name as Names]) };
+    },
+  });
 }
 
 /**

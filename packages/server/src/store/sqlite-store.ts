@@ -2,15 +2,17 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Kysely, SqliteDialect, sql } from 'kysely';
-import type { TaskRecord } from '../domain/task.js';
+import type { TaskRecord, TaskScope } from '../domain/task.js';
 import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { groupCommit } from './group-commit.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { insertTask } from './operations/create-task.js';
+import { readTask } from './operations/get-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
+import { SqliteReader } from './sqlite-reader.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
 import { StatementCache } from './statement-cache.js';
@@ -63,12 +65,15 @@ export class SqliteStore extends KyselyStore {
   /** Creations arriving together share one commit (group-commit.ts). */
   readonly #creations: WriteGroups<NewTask, TaskRecord>;
   readonly #statements: StatementCache;
+  /** Polls read here (sqlite-reader.ts); absent in memory. */
+  readonly #reader: SqliteReader | undefined;
 
   constructor(options: SqliteStoreOptions) {
     const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
     const { db, statements } = openSqlite(options.path, inBackground, options.onError);
     super(db, { skipLocked: false, ...(options.now ? { now: options.now } : {}) });
     this.#statements = statements;
+    this.#reader = isInMemory(options.path) ? undefined : new SqliteReader(options.path, BUSY_TIMEOUT_MS);
     this.#checkpointer = inBackground
       ? startCheckpointer(options.path, {
           onError: (message) => options.onError?.(new Error(`WAL checkpoint: ${message}`)),
@@ -85,7 +90,16 @@ export class SqliteStore extends KyselyStore {
    * for tests, which check that the data's sizes add none.
    */
   get preparedStatements(): number {
-    return this.#statements.size;
+    return this.#statements.size + (this.#reader?.preparedStatements ?? 0);
+  }
+
+  override getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
+    if (!this.#reader) return super.getTask(id, scope);
+    try {
+      return Promise.resolve(readTask(this.#reader, id, scope));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   override createTask(task: NewTask): Promise<TaskRecord> {
@@ -134,5 +148,6 @@ export class SqliteStore extends KyselyStore {
     await this.#optimize().catch(() => undefined);
     await this.#checkpointer?.close();
     await this.db.destroy();
+    this.#reader?.close();
   }
 }

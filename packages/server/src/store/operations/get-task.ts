@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Environment, TaskRecord, TaskScope } from '../../domain/task.js';
 import type { Database } from '../database-schema.js';
 import { type Placeholder, preparedQuery } from '../prepared-query.js';
+import type { SqliteReader } from '../sqlite-reader.js';
 import { toTaskRecord } from '../task-row.js';
 
 // Polling reads a task on every request: the statement is compiled once (prepared-query.ts).
@@ -17,6 +18,14 @@ const taskInScope = preparedQuery((db, value: Placeholder<'id' | 'accountId' | '
     .where('account_id', '=', value<string>('accountId'))
     .where('environment', '=', value<Environment>('environment')),
 );
+
+/** `getTask` on the SQLite store's reading connection, at once (sqlite-reader.ts). */
+export function readTask(reader: SqliteReader, id: string, scope?: TaskScope): TaskRecord | undefined {
+  const [row] = scope
+    ? reader.all(taskInScope, { id, accountId: scope.accountId, environment: scope.environment })
+    : reader.all(taskById, { id });
+  return row && toTaskRecord(row);
+}
 
 export async function getTask(
   db: Kysely<Database>,
