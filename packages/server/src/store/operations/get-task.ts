@@ -4,19 +4,25 @@ import type { Database } from '../database-schema.js';
 import { type Placeholder, preparedQuery } from '../prepared-query.js';
 import type { SqliteReader } from '../sqlite-reader.js';
 import { toTaskRecord } from '../task-row.js';
+import { TASK_COLUMN_NAMES } from './create-task.js';
 
-// Polling reads a task on every request: the statement is compiled once (prepared-query.ts).
-const taskById = preparedQuery((db, value: Placeholder<'id'>) =>
-  db.selectFrom('tasks').selectAll().where('id', '=', value<string>('id')),
+// Polling reads a task on every request: the statement is compiled once (prepared-query.ts), and on PostgreSQL
+// planned once per connection (its columns listed, as a named statement's must be).
+const taskById = preparedQuery(
+  (db, value: Placeholder<'id'>) =>
+    db.selectFrom('tasks').select(TASK_COLUMN_NAMES).where('id', '=', value<string>('id')),
+  { named: true },
 );
 
-const taskInScope = preparedQuery((db, value: Placeholder<'id' | 'accountId' | 'environment'>) =>
-  db
-    .selectFrom('tasks')
-    .selectAll()
-    .where('id', '=', value<string>('id'))
-    .where('account_id', '=', value<string>('accountId'))
-    .where('environment', '=', value<Environment>('environment')),
+const taskInScope = preparedQuery(
+  (db, value: Placeholder<'id' | 'accountId' | 'environment'>) =>
+    db
+      .selectFrom('tasks')
+      .select(TASK_COLUMN_NAMES)
+      .where('id', '=', value<string>('id'))
+      .where('account_id', '=', value<string>('accountId'))
+      .where('environment', '=', value<Environment>('environment')),
+  { named: true },
 );
 
 /** `getTask` on the SQLite store's reading connection, at once (sqlite-reader.ts). */
