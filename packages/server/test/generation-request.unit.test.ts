@@ -208,6 +208,34 @@ describe('parseGenerationRequest', () => {
     );
   });
 
+  it('refuses control characters in http(s) URLs and a NUL in the prompt, the same on every store', () => {
+    const text = { model: MODEL_IDS[0], prompt: 'p' };
+    for (const control of ['\u0000', '\u0001', '\n', '\t', '\u007f']) {
+      rejects(
+        { ...text, callback_url: `https://example.com/a${control}b` },
+        'invalid_parameter',
+        'callback_url',
+        /control characters/,
+      );
+      rejects(
+        {
+          model: 'videogen-2.0-image-to-video',
+          prompt: 'p',
+          image_urls: [IMG, `https://x.test/${control}.png`],
+        },
+        'invalid_parameter',
+        'image_urls[1]',
+      );
+    }
+    rejects({ ...text, prompt: 'a\u0000b' }, 'invalid_parameter', 'prompt', /NUL/);
+    // Other whitespace belongs in a prompt, and percent-encoded controls in a URL.
+    assert.equal(
+      parseGenerationRequest({ ...text, prompt: 'line one\nline\ttwo' }).params.prompt,
+      'line one\nline\ttwo',
+    );
+    assert.ok(parseGenerationRequest({ ...text, callback_url: 'https://example.com/a%00b' }));
+  });
+
   it('accepts every well-formed text request and echoes what was given (property)', () => {
     fc.assert(
       fc.property(

@@ -2,6 +2,7 @@
  * Accounts with an owner who signs in to the dashboard: email and an argon2id password hash. Made by
  * `videogen accounts create`; the dashboard itself never creates accounts.
  */
+import { hasControlCharacters } from '../domain/control-characters.js';
 import type { AccountStore } from '../ports/store.js';
 
 export const MIN_PASSWORD_LENGTH = 10;
@@ -16,7 +17,7 @@ export function normaliseEmail(email: string): string {
 }
 
 function checkEmail(email: string): void {
-  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) {
+  if (email.length > 254 || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email) || hasControlCharacters(email)) {
     throw new AccountError(`${JSON.stringify(email)} is not an email address`);
   }
 }

@@ -1,5 +1,6 @@
 /** API key management for the CLI and the dashboard: keys are shown once and stored as hashes. */
 import { isActiveApiKey } from '../domain/api-key-state.js';
+import { refuseControlCharacters } from '../domain/control-characters.js';
 import { apiKeyDisplayPrefix, hashApiKey, newApiKey } from '../domain/identifiers.js';
 import type { Environment } from '../domain/task.js';
 import { unixSeconds } from '../domain/unix-seconds.js';
@@ -95,6 +96,7 @@ export async function createApiKey(
   store: Pick<ApiKeyStore, 'listApiKeys' | 'createApiKey'> & Pick<AccountStore, 'createAccount'>,
   options: { name: string; environment: Environment; accountId?: string; limits?: UsageLimits },
 ): Promise<CreatedKey> {
+  refuseControlCharacters(options.name, 'name');
   const accountId = options.accountId ?? (await defaultAccountId(store));
   const key = newApiKey(options.environment);
   const record = await store.createApiKey({

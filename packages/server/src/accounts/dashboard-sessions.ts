@@ -3,6 +3,7 @@
  * process counts the same failures), and keeps sessions whose token only the browser's cookie holds.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import { refuseControlCharacters } from '../domain/control-characters.js';
 import { ApiError } from '../domain/errors.js';
 import type { Environment } from '../domain/task.js';
 import type { Account, AccountStore, DashboardSession, SessionStore } from '../ports/store.js';
@@ -45,6 +46,8 @@ export class DashboardSessions {
   }
 
   async signIn(rawEmail: string, password: string): Promise<SignedIn> {
+    // No address has one: refused before it is counted as a failure under that "email".
+    refuseControlCharacters(rawEmail, 'email');
     const email = normaliseEmail(rawEmail);
     const since = this.#now() - this.#limits.windowMs;
     const failures = await this.#store.listSignInFailures(email, since);

@@ -5,6 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
+import { refuseControlCharacters } from './control-characters.js';
 import { ApiError } from './errors.js';
 import {
   ASPECT_RATIOS,
@@ -136,6 +137,7 @@ function assertAssetUrl(value: string, param: string): void {
     throw new ApiError('invalid_parameter', `${param} is not a valid URL.`, { param });
   }
   if (url.protocol === 'http:' || url.protocol === 'https:') {
+    refuseControlCharacters(value, param, '; percent-encode them');
     refuseCredentials(url, param);
     return;
   }
@@ -147,6 +149,7 @@ function assertAssetUrl(value: string, param: string): void {
 
 function assertCallbackUrl(value: string): void {
   const param = 'callback_url';
+  refuseControlCharacters(value, param, '; percent-encode them');
   let url: URL;
   try {
     url = new URL(value);
@@ -247,6 +250,9 @@ export function parseGenerationRequest(
   const prompt = valid.prompt.trim();
   if (prompt.length === 0)
     throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
+  // A NUL byte means nothing in a prompt, PostgreSQL cannot store it, and a command line cannot carry it.
+  if (prompt.includes('\u0000'))
+    throw new ApiError('invalid_parameter', 'prompt must not contain NUL (U+0000).', { param: 'prompt' });
   checkAssets(model, valid);
   if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
 

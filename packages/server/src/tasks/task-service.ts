@@ -9,7 +9,7 @@ import type { InputCheck } from '../domain/engine-capabilities.js';
 import { ApiError } from '../domain/errors.js';
 import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
-import { newTaskId } from '../domain/identifiers.js';
+import { isTaskId, newTaskId } from '../domain/identifiers.js';
 import { costMicros, type Prices } from '../domain/prices.js';
 import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
 import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
@@ -196,6 +196,7 @@ export class TaskService {
 
   /** Stops a pending or processing task: it becomes `failed` with `cancelled`, and its callback fires. */
   async cancel(scope: TaskScope, taskId: string): Promise<PublicTask> {
+    assertTaskIdShape(taskId);
     const outcome = await this.#store.cancelTask(taskId, scope);
     if (!outcome) throw notFound(taskId);
     if (!outcome.cancelled) {
@@ -212,6 +213,7 @@ export class TaskService {
 
   /** Removes a final task, its callback log and its files (the video and the request's stored assets). */
   async delete(scope: TaskScope, taskId: string): Promise<DeletedTask> {
+    assertTaskIdShape(taskId);
     const outcome = await this.#store.deleteTask(taskId, scope);
     if (!outcome) throw notFound(taskId);
     if (!outcome.deleted) {
@@ -256,6 +258,7 @@ export class TaskService {
   }
 
   async #find(scope: TaskScope, taskId: string): Promise<TaskRecord> {
+    assertTaskIdShape(taskId);
     const task = await this.#store.getTask(taskId, scope);
     if (!task) throw notFound(taskId);
     return task;
@@ -264,6 +267,14 @@ export class TaskService {
   async present(task: TaskRecord): Promise<PublicTask> {
     return toPublicTask(task, task.status === 'completed' ? await this.#resultUrl(task.id) : undefined);
   }
+}
+
+/**
+ * An id that cannot be a task's is not looked up: it is not found, without asking the store (PostgreSQL refuses
+ * text with a NUL byte outright, where SQLite would simply find nothing).
+ */
+function assertTaskIdShape(taskId: string): void {
+  if (!isTaskId(taskId)) throw notFound(taskId);
 }
 
 function notFound(taskId: string): ApiError {
