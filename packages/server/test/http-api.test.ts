@@ -295,6 +295,33 @@ describe('answers outside the routes', () => {
     );
     assertError(huge, 431, 'headers_too_large');
   });
+
+  it('an HTTP/1.1 request without a Host header: 400 malformed_request with a request id', async () => {
+    const answer = await exchange(server.url, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n');
+    assertError(answer, 400, 'malformed_request');
+    assert.match(answer.headers.get('x-request-id') ?? '', /^req_/);
+    // HTTP/1.0 has no Host header to require.
+    assert.equal((await exchange(server.url, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
+  });
+
+  it('answers once a request whose unread body then breaks the parser', async () => {
+    // Refused for its type before its body is read; the body (of a transfer coding Node cannot read) then
+    // fails to parse. That failure is the same request's: a second answer would be an answer to nothing.
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.write(
+      'POST /v1/videos/generations HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip\r\n\r\nabcdef',
+    );
+    await once(socket, 'close');
+    const answers = Buffer.concat(chunks)
+      .toString('utf8')
+      .split(/(?=HTTP\/1\.1 )/);
+    assert.equal(answers.length, 1, answers.join('\n---\n'));
+    assert.match(answers[0] ?? '', /^HTTP\/1\.1 415 /);
+  });
 });
 
 describe('a server shutting down', () => {

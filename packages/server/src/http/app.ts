@@ -2,7 +2,7 @@
  * The Fastify application: request ids, one log line per request, errors, authentication and the routes.
  * An API process serves everything; a worker process only its health checks.
  */
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import fastifyCookie from '@fastify/cookie';
 import Fastify, {
@@ -33,6 +33,7 @@ import {
   errorHandler,
   frameworkErrorHandler,
   notFoundHandler,
+  sendConnectionError,
   sendError,
 } from './error-handler.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
@@ -114,9 +115,9 @@ const newRequestId = () => `req_${pooledRandomBytes(12).toString('base64url')}`;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const { timeouts } = deps;
-  // The request in progress on each connection: a client error on it is answered under its id, and not at all
-  // once its answer has begun.
-  const requests = new WeakMap<Socket, { id: string; response: ServerResponse }>();
+  // The last request on each connection: a client error in it (its body) is answered under its id, and not at
+  // all once its answer has begun; one after it, complete and answered, is a new request's.
+  const requests = new WeakMap<Socket, { id: string; request: IncomingMessage; response: ServerResponse }>();
   const app = Fastify({
     loggerInstance: deps.logger,
     // Fastify's own two lines per request are off: the onResponse hook below writes one.
@@ -132,19 +133,23 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       log: deps.logger,
       newRequestId,
       current: (socket) => {
-        const request = requests.get(socket);
-        if (!request || request.response.writableFinished) return undefined;
-        return { id: request.id, answering: request.response.headersSent };
+        const last = requests.get(socket);
+        if (!last || (last.response.writableFinished && last.request.complete)) return undefined;
+        return { id: last.id, answering: last.response.headersSent };
       },
     }),
     // The drain hook below answers instead, in the error shape; Fastify's own 503 has a body of its own.
     return503OnClosing: false,
+    // Node answers an HTTP/1.1 request without a Host header itself, with an empty 400 and no request id; the
+    // hook below answers it in the error shape instead.
+    http: { requireHostHeader: false },
     ...(timeouts
       ? {
           requestTimeout: timeouts.requestMs,
           keepAliveTimeout: timeouts.keepAliveMs,
           connectionTimeout: timeouts.idleMs,
           http: {
+            requireHostHeader: false,
             headersTimeout: timeouts.headersMs,
             requestTimeout: timeouts.requestMs,
             // Node checks the headers and request timeouts on this interval, 30 s by default (a 10 s timeout
@@ -180,7 +185,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   // The hooks every request runs take callbacks: an async hook costs every request a promise and a tick.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
-    requests.set(request.raw.socket, { id: String(request.id), response: reply.raw });
+    requests.set(request.raw.socket, { id: String(request.id), request: request.raw, response: reply.raw });
     const inFlight = deps.metrics.httpInFlightOf(routeOf(request));
     inFlight.inc();
     reply.raw.once('close', () => {
@@ -212,6 +217,11 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         headers: { 'retry-after': '1', connection: 'close' },
       }),
     );
+  });
+  // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return done();
+    sendConnectionError(reply, 'malformed_request', 'An HTTP/1.1 request needs a Host header.');
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

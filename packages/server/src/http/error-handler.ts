@@ -91,6 +91,18 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
 }
 
+/** A `CONNECTION_ERRORS` answer to a request Fastify has read: one no route may see. */
+export function sendConnectionError(
+  reply: FastifyReply,
+  code: ConnectionErrorCode,
+  message: string,
+): FastifyReply {
+  return reply
+    .code(CONNECTION_ERRORS[code].status)
+    .type('application/json; charset=utf-8')
+    .send(connectionErrorBody(code, message, String(reply.request.id)));
+}
+
 export function errorHandler(
   error: FastifyError,
   request: FastifyRequest,
@@ -128,15 +140,11 @@ export function frameworkErrorHandler(
   const path = request.url.split('?')[0] ?? '';
   if (error.code === 'FST_ERR_BAD_URL') {
     request.log.info({ method: request.method, status: 400 }, 'request with a malformed path');
-    const body = connectionErrorBody(
+    void sendConnectionError(
+      reply,
       'malformed_request',
       'The request path is not valid percent-encoded UTF-8.',
-      String(request.id),
     );
-    void reply
-      .code(CONNECTION_ERRORS.malformed_request.status)
-      .type('application/json; charset=utf-8')
-      .send(body);
     return;
   }
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
@@ -166,7 +174,11 @@ const CLIENT_ERRORS: Record<string, { code: ConnectionErrorCode; message: string
 export function createClientErrorHandler(deps: {
   log: Logger;
   newRequestId: () => string;
-  /** The request this connection is on, once its headers were read, until its answer ends. */
+  /**
+   * The request this connection is on, once its headers were read, until its answer has ended and its body was
+   * read to the end (a body left unread, as after an early 415, is still that request's: an error in it must
+   * not be answered a second time).
+   */
   current: (socket: Socket) => { readonly id: string; readonly answering: boolean } | undefined;
 }): (error: Error & { code?: string }, socket: Socket) => void {
   return (error, socket) => {
