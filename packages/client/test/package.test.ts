@@ -257,14 +257,20 @@ describe('the SDK packed and installed as a user would', () => {
     assert.equal(packed.version, manifest.version);
     assert.equal(packed.filename, `videogen-client-${manifest.version}.tgz`);
     const paths = packed.files.map((file) => file.path);
-    for (const path of ['package.json', 'README.md', 'dist/src/index.js', 'dist/src/index.d.ts']) {
+    for (const path of ['package.json', 'README.md', 'LICENSE', 'dist/src/index.js', 'dist/src/index.d.ts']) {
       assert.ok(paths.includes(path), `${path} is in the tarball`);
     }
     const strays = paths.filter(
       (path) =>
-        !/^(package\.json|README\.md|dist\/src\/[\w-]+\.(js|js\.map|d\.ts)|src\/[\w-]+\.ts)$/.test(path),
+        !/^(package\.json|README\.md|LICENSE|dist\/src\/[\w-]+\.(js|js\.map|d\.ts)|src\/[\w-]+\.ts)$/.test(
+          path,
+        ),
     );
-    assert.deepEqual(strays, [], 'nothing but the built modules, their sources, the README and package.json');
+    assert.deepEqual(
+      strays,
+      [],
+      'nothing but the built modules, their sources, the README, the licence and package.json',
+    );
   });
 
   it('installs as files of the project, not a link into the repository, and its source maps resolve', async () => {

@@ -90,6 +90,8 @@ describe('uploads', () => {
     assert.deepEqual((await api.request('GET', `/v1/files/${body.id}`)).body, body);
     const content = await fetch(body.url, { headers: { authorization: `Bearer ${api.key}` } });
     assert.equal(content.status, 200);
+    assert.equal(content.headers.get('content-type'), 'image/png');
+    assert.equal(content.headers.get('x-content-type-options'), 'nosniff');
     assert.ok(Buffer.from(await content.arrayBuffer()).equals(png));
     const other = new Api(server.url, (await server.newKey()).key);
     assert.equal(

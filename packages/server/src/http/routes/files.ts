@@ -116,7 +116,12 @@ export function fileRoutes(
     },
     async (request, reply) => {
       const { stream, file } = await deps.files.content(principalOf(request), request.params.file_id);
-      return reply.type(file.content_type).header('content-length', file.bytes).send(stream);
+      // The type was read from the content at upload; a browser must not guess another from it.
+      return reply
+        .type(file.content_type)
+        .header('content-length', file.bytes)
+        .header('x-content-type-options', 'nosniff')
+        .send(stream);
     },
   );
 }
