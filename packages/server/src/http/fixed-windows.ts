@@ -1,8 +1,8 @@
 /**
  * Requests counted per subject in fixed windows, the rate limit's arithmetic (rate-limit.ts). It replaced
  * `@fastify/rate-limit`, whose check builds the route's options object, awaits the key generator and wraps the
- * store's callback in a promise on every request: on `GET /v1/tasks/{id}` that was a third of the route's
- * cost beyond a bare Fastify route (docs/benchmarks.md#hot-paths-polling-and-creation). The counting is the
+ * store's callback in a promise on every request, work a poll (`GET /v1/tasks/{id}`) does not need
+ * (docs/benchmarks.md#third-round-2026-11-28). The counting is the
  * plugin's LocalStore's: a window starts with a subject's first request and admits `max` requests; the one
  * after is refused until the window ends.
  *
