@@ -175,13 +175,16 @@ describe('a SIGKILLed worker, in a cluster (PostgreSQL)', async () => {
     const api = new Api(victim.url, key);
     const taskId = await createTask(api);
     const store = new PgStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
+    let survivor: ServerProcess | undefined;
     try {
       await taskOnce(store, taskId, (task) => task.status === 'processing' && task.progress > 0);
       // Started after the victim claimed the task, so that the victim holds it; it finishes what it claims.
-      const survivor = await start(env(await enginesFile('pg-ok', 'ok')));
+      survivor = await start(env(await enginesFile('pg-ok', 'ok')));
       await killAndRecover(t, store, new Api(survivor.url, key), victim, taskId);
     } finally {
       await store.close();
+      // Before the suite drops the schema: a worker still claiming in it deadlocked with the drop once.
+      await Promise.all([victim.stop('SIGKILL'), survivor?.stop('SIGKILL')]);
     }
   });
 });

@@ -69,6 +69,26 @@ export function postgresSuite(): Promise<{ skip: string | false }> {
   return checked;
 }
 
+/** PostgreSQL's `deadlock_detected`: it aborted this statement to let another transaction go on. */
+const DEADLOCK_DETECTED = '40P01';
+
+/**
+ * Drops a schema and everything in it. A process still working in the schema (a server a suite has not
+ * stopped yet, a pool's last statements) can lock its tables in another order than the cascade does; PostgreSQL
+ * then aborts one side, and when that is the drop, it is tried again.
+ */
+async function dropSchema(client: pg.Client, name: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.query(`drop schema if exists ${quoteIdentifier(name)} cascade`);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt === 5) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
+    }
+  }
+}
+
 /**
  * Names of fresh schemas (`vg_test_<random>`), each dropped with everything in it when the enclosing suite
  * (or the file) ends. The stores create them on `migrate`. Drops take the stores' migration lock: Kysely's
@@ -83,9 +103,7 @@ export function freshSchemas(): () => string {
     await client.connect();
     try {
       await client.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
-      for (const name of names.splice(0)) {
-        await client.query(`drop schema if exists ${quoteIdentifier(name)} cascade`);
-      }
+      for (const name of names.splice(0)) await dropSchema(client, name);
       await client.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]);
     } finally {
       await client.end();
