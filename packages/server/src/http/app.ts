@@ -206,22 +206,23 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     logRequest(request, reply, false);
     done();
   });
-  // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
-  // connection closed, so that the client retries on a fresh one, elsewhere.
+  // Requests refused before any route sees them, in one hook (each hook is a step of every request). Answered
+  // here, they go no further: a callback hook that answers does not call `done`.
   app.addHook('onRequest', (request, reply, done) => {
+    // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      sendConnectionError(reply, 'malformed_request', 'An HTTP/1.1 request needs a Host header.');
+      return;
+    }
+    // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
+    // connection closed, so that the client retries on a fresh one, elsewhere.
     if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(routeOf(request))) return done();
-    // Answered here, so the request goes no further (a callback hook that answers does not call `done`).
     sendError(
       reply,
       new ApiError('overloaded', 'The server is shutting down: send the request again.', {
         headers: { 'retry-after': '1', connection: 'close' },
       }),
     );
-  });
-  // RFC 9112 §3.2: a server must answer 400 to an HTTP/1.1 request without a Host header.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (request.headers.host !== undefined || request.raw.httpVersion !== '1.1') return done();
-    sendConnectionError(reply, 'malformed_request', 'An HTTP/1.1 request needs a Host header.');
   });
   app.setErrorHandler(errorHandler);
   app.setNotFoundHandler(notFoundHandler);

@@ -93,13 +93,8 @@ export class SqliteStore extends KyselyStore {
     return this.#statements.size + (this.#reader?.preparedStatements ?? 0);
   }
 
-  override getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
-    if (!this.#reader) return super.getTask(id, scope);
-    try {
-      return Promise.resolve(readTask(this.#reader, id, scope));
-    } catch (error) {
-      return Promise.reject(error);
-    }
+  override async getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
+    return this.#reader ? readTask(this.#reader, id, scope) : super.getTask(id, scope);
   }
 
   override createTask(task: NewTask): Promise<TaskRecord> {
