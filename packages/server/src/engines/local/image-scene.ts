@@ -64,16 +64,16 @@ export class ImageScene implements Scene {
   }
 
   async render(index: number): Promise<Buffer> {
-    const { frame, frameCount, fast } = this.#settings;
+    const { frame, frameCount } = this.#settings;
     const t = frameCount > 1 ? index / (frameCount - 1) : 0;
     const mix = this.#last ? ease((t - CROSSFADE_START) / (CROSSFADE_END - CROSSFADE_START)) : 0;
-    if (mix < 1) drawStill(this.#ctx, this.#first.still, viewAt(this.#first.drift, t), frame, fast);
+    if (mix < 1) drawStill(this.#ctx, this.#first.still, viewAt(this.#first.drift, t), frame);
     if (this.#last && mix > 0) {
       if (mix >= 1) {
-        drawStill(this.#ctx, this.#last.still, viewAt(this.#last.drift, t), frame, fast);
+        drawStill(this.#ctx, this.#last.still, viewAt(this.#last.drift, t), frame);
       } else {
         const layer = this.#ensureLayer();
-        drawStill(layer.ctx, this.#last.still, viewAt(this.#last.drift, t), frame, fast);
+        drawStill(layer.ctx, this.#last.still, viewAt(this.#last.drift, t), frame);
         this.#ctx.globalAlpha = mix;
         this.#ctx.drawImage(layer.canvas, 0, 0);
         this.#ctx.globalAlpha = 1;

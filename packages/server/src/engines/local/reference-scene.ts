@@ -166,13 +166,7 @@ export class ReferenceScene implements Scene {
     if (segment.source.kind !== 'image') return;
     const span = segment.end - segment.start - 1;
     const t = span > 0 ? (index - segment.start) / span : 0;
-    drawStill(
-      surface.ctx,
-      segment.source.still,
-      viewAt(segment.source.drift, t),
-      this.#settings.frame,
-      this.#settings.fast,
-    );
+    drawStill(surface.ctx, segment.source.still, viewAt(segment.source.drift, t), this.#settings.frame);
   }
 
   async #videoFrame(segment: Segment, source: VideoSource): Promise<Buffer> {

@@ -73,13 +73,11 @@ export async function loadStill(asset: LocalAsset, frame: FrameSize): Promise<St
   return { rect, picture, backdrop: mode === 'contain' ? blurredBackdrop(image, frame) : null };
 }
 
-export function drawStill(
-  ctx: SKRSContext2D,
-  still: Still,
-  view: StillView,
-  frame: FrameSize,
-  fast: boolean,
-): void {
+/**
+ * Draws `still` as `view` shows it. Bilinear ('low'), as the picture is already pre-scaled to within MAX_ZOOM of
+ * its drawn size: for a canvas source 'high' rebuilds the mipmaps on every draw (docs/local-engine.md).
+ */
+export function drawStill(ctx: SKRSContext2D, still: Still, view: StillView, frame: FrameSize): void {
   if (still.backdrop) {
     ctx.drawImage(still.backdrop, 0, 0);
   } else {
@@ -89,7 +87,7 @@ export function drawStill(
   const fx = view.focusX * frame.width;
   const fy = view.focusY * frame.height;
   ctx.save();
-  ctx.imageSmoothingQuality = fast ? 'low' : 'high';
+  ctx.imageSmoothingQuality = 'low';
   ctx.translate(fx, fy);
   ctx.scale(view.zoom, view.zoom);
   ctx.translate(-fx, -fy);
