@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { CircuitPolicy, CircuitRecord, RoutingSnapshot } from '../../domain/engine-route.js';
 import type { EngineStats } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
+import { preparedQuery } from '../prepared-query.js';
 import { nullableMillis } from '../task-row.js';
 
 /**
@@ -25,11 +26,13 @@ async function inFlightByEngine(db: Kysely<Database>, now: number): Promise<Map<
   return new Map(inFlight.map((row) => [row.engine ?? '', Number(row.count)]));
 }
 
+// Read by every claim on SQLite (in its transaction) and every second on PostgreSQL: compiled once.
+const allCircuits = preparedQuery((db) =>
+  db.selectFrom('engine_circuits').select(['engine', 'failures', 'open_until', 'trial_until']),
+);
+
 export async function circuitRecords(db: Kysely<Database>): Promise<Map<string, CircuitRecord>> {
-  const circuits = await db
-    .selectFrom('engine_circuits')
-    .select(['engine', 'failures', 'open_until', 'trial_until'])
-    .execute();
+  const circuits = await allCircuits(db, {});
   return new Map(
     circuits.map((row): [string, CircuitRecord] => [
       row.engine,
