@@ -760,7 +760,7 @@ describe('PostgreSQL', postgres, () => {
       );
     });
 
-    it("sees another process's circuit open within CIRCUITS_TTL_MS, and its own at once", async () => {
+    it("sees another process's circuit open within CIRCUITS_TTL_MS, and its own at once; decides a trial on the store's", async () => {
       let now = 1_700_000_000_000;
       await withFreshStores(
         2,
@@ -770,7 +770,7 @@ describe('PostgreSQL', postgres, () => {
           // Without a callback: claimed in one statement, which goes by the cached circuits (a claim in a
           // transaction reads them afresh).
           const { id: accountId } = await a.createAccount();
-          for (let i = 0; i < 6; i++) {
+          for (let i = 0; i < 8; i++) {
             await a.createTask({
               accountId,
               environment: 'development',
@@ -800,6 +800,13 @@ describe('PostgreSQL', postgres, () => {
           assert.equal(await claimOn(a), 'ark', 'read less than CIRCUITS_TTL_MS ago');
           now += 1;
           assert.equal(await claimOn(a), 'gpu');
+          // b read the circuit open just before its cool-down ends; a takes the trial once it has.
+          now += policy.cooldownMs - CIRCUITS_TTL_MS - 1;
+          assert.equal(await claimOn(b), 'gpu', 'still open');
+          now += 1;
+          assert.equal(await claimOn(a), 'ark', 'the trial');
+          // By what b read, the trial is still free: b's claim goes to a transaction, which reads them afresh.
+          assert.equal(await claimOn(b), 'gpu', 'the trial is taken: the next step');
           // a's own outcome (closing it) is seen by a at once.
           await a.recordEngineOutcome('ark', 'succeeded', policy);
           assert.equal(await claimOn(a), 'ark');

@@ -177,6 +177,52 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('claims by the circuits as another process left them: open at once, one trial for both', async () => {
+    const path = join(dir, 'circuits.db');
+    let now = 1_700_000_000_000;
+    const a = new SqliteStore({ path, now: () => now });
+    await a.migrate();
+    const b = new SqliteStore({ path, now: () => now });
+    try {
+      const { id: accountId } = await a.createAccount();
+      for (let i = 0; i < 6; i++) {
+        await a.createTask({
+          accountId,
+          environment: 'development',
+          id: newTaskId(),
+          model: 'videogen-2.0-text-to-video',
+          params: PARAMS,
+        });
+      }
+      const policy = { failures: 1, cooldownMs: 60_000 };
+      const routing = {
+        routes: new Map([
+          [
+            'videogen-2.0-text-to-video' as const,
+            [[{ engine: 'ark', weight: 1 }], [{ engine: 'gpu', weight: 1 }]],
+          ],
+        ]),
+        maxConcurrency: new Map<string, number>(),
+        circuit: policy,
+      };
+      const claimOn = async (store: SqliteStore) =>
+        (await store.claimTask({ workerId: 'w', leaseMs: 600_000, maxAttempts: 3, routing }))?.engine;
+      assert.equal(await claimOn(a), 'ark');
+      await b.recordEngineOutcome('ark', 'unavailable', policy);
+      assert.equal(await claimOn(b), 'gpu', 'the process that opened it, at once');
+      // A claim on SQLite reads the circuits in its transaction: no cache to outlive.
+      assert.equal(await claimOn(a), 'gpu', 'the other process, at once');
+      now += policy.cooldownMs - 1;
+      assert.equal(await claimOn(b), 'gpu', 'still open');
+      now += 1;
+      assert.equal(await claimOn(a), 'ark', 'the trial');
+      assert.equal(await claimOn(b), 'gpu', 'the trial is taken: the next step');
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+
   it('keeps data across close and reopen', async () => {
     const path = join(dir, 'reopen.db');
     const first = new SqliteStore({ path });
