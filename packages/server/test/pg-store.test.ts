@@ -12,6 +12,7 @@ import { CIRCUITS_TTL_MS } from '../src/store/circuits-cache.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
+import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
 import {
   freshSchemas,
   postgresSuite,
@@ -769,47 +770,25 @@ describe('PostgreSQL', postgres, () => {
           await a.migrate();
           // Without a callback: claimed in one statement, which goes by the cached circuits (a claim in a
           // transaction reads them afresh).
-          const { id: accountId } = await a.createAccount();
-          for (let i = 0; i < 8; i++) {
-            await a.createTask({
-              accountId,
-              environment: 'development',
-              id: newTaskId(),
-              model: 'videogen-2.0-text-to-video',
-              params: { ...PARAMS, callback_url: null },
-            });
-          }
-          const policy = { failures: 1, cooldownMs: 60_000 };
-          const routing = {
-            routes: new Map([
-              [
-                'videogen-2.0-text-to-video' as const,
-                [[{ engine: 'ark', weight: 1 }], [{ engine: 'gpu', weight: 1 }]],
-              ],
-            ]),
-            maxConcurrency: new Map<string, number>(),
-            circuit: policy,
-          };
-          const claimOn = async (store: PgStore) =>
-            (await store.claimTask({ workerId: 'w', leaseMs: 60_000, maxAttempts: 3, routing }))?.engine;
-          assert.equal(await claimOn(a), 'ark');
+          await addTextTasks(a, 8, { ...PARAMS, callback_url: null });
+          assert.equal(await engineOfNextClaim(a), 'ark');
           // b's outcome opens the circuit; a goes by the circuits it read until they are CIRCUITS_TTL_MS old.
-          await b.recordEngineOutcome('ark', 'unavailable', policy);
-          assert.equal(await claimOn(b), 'gpu', 'the process that opened it, at once');
+          await b.recordEngineOutcome('ark', 'unavailable', CIRCUIT_POLICY);
+          assert.equal(await engineOfNextClaim(b), 'gpu', 'the process that opened it, at once');
           now += CIRCUITS_TTL_MS - 1;
-          assert.equal(await claimOn(a), 'ark', 'read less than CIRCUITS_TTL_MS ago');
+          assert.equal(await engineOfNextClaim(a), 'ark', 'read less than CIRCUITS_TTL_MS ago');
           now += 1;
-          assert.equal(await claimOn(a), 'gpu');
+          assert.equal(await engineOfNextClaim(a), 'gpu');
           // b read the circuit open just before its cool-down ends; a takes the trial once it has.
-          now += policy.cooldownMs - CIRCUITS_TTL_MS - 1;
-          assert.equal(await claimOn(b), 'gpu', 'still open');
+          now += CIRCUIT_POLICY.cooldownMs - CIRCUITS_TTL_MS - 1;
+          assert.equal(await engineOfNextClaim(b), 'gpu', 'still open');
           now += 1;
-          assert.equal(await claimOn(a), 'ark', 'the trial');
+          assert.equal(await engineOfNextClaim(a), 'ark', 'the trial');
           // By what b read, the trial is still free: b's claim goes to a transaction, which reads them afresh.
-          assert.equal(await claimOn(b), 'gpu', 'the trial is taken: the next step');
+          assert.equal(await engineOfNextClaim(b), 'gpu', 'the trial is taken: the next step');
           // a's own outcome (closing it) is seen by a at once.
-          await a.recordEngineOutcome('ark', 'succeeded', policy);
-          assert.equal(await claimOn(a), 'ark');
+          await a.recordEngineOutcome('ark', 'succeeded', CIRCUIT_POLICY);
+          assert.equal(await engineOfNextClaim(a), 'ark');
         },
         { now: () => now },
       );

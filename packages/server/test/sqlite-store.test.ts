@@ -10,6 +10,7 @@ import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
 import { until } from './helpers/until.js';
 import { storeConformance } from './store-conformance.js';
@@ -184,39 +185,17 @@ describe('SqliteStore', () => {
     await a.migrate();
     const b = new SqliteStore({ path, now: () => now });
     try {
-      const { id: accountId } = await a.createAccount();
-      for (let i = 0; i < 6; i++) {
-        await a.createTask({
-          accountId,
-          environment: 'development',
-          id: newTaskId(),
-          model: 'videogen-2.0-text-to-video',
-          params: PARAMS,
-        });
-      }
-      const policy = { failures: 1, cooldownMs: 60_000 };
-      const routing = {
-        routes: new Map([
-          [
-            'videogen-2.0-text-to-video' as const,
-            [[{ engine: 'ark', weight: 1 }], [{ engine: 'gpu', weight: 1 }]],
-          ],
-        ]),
-        maxConcurrency: new Map<string, number>(),
-        circuit: policy,
-      };
-      const claimOn = async (store: SqliteStore) =>
-        (await store.claimTask({ workerId: 'w', leaseMs: 600_000, maxAttempts: 3, routing }))?.engine;
-      assert.equal(await claimOn(a), 'ark');
-      await b.recordEngineOutcome('ark', 'unavailable', policy);
-      assert.equal(await claimOn(b), 'gpu', 'the process that opened it, at once');
+      await addTextTasks(a, 6, PARAMS);
+      assert.equal(await engineOfNextClaim(a), 'ark');
+      await b.recordEngineOutcome('ark', 'unavailable', CIRCUIT_POLICY);
+      assert.equal(await engineOfNextClaim(b), 'gpu', 'the process that opened it, at once');
       // A claim on SQLite reads the circuits in its transaction: no cache to outlive.
-      assert.equal(await claimOn(a), 'gpu', 'the other process, at once');
-      now += policy.cooldownMs - 1;
-      assert.equal(await claimOn(b), 'gpu', 'still open');
+      assert.equal(await engineOfNextClaim(a), 'gpu', 'the other process, at once');
+      now += CIRCUIT_POLICY.cooldownMs - 1;
+      assert.equal(await engineOfNextClaim(b), 'gpu', 'still open');
       now += 1;
-      assert.equal(await claimOn(a), 'ark', 'the trial');
-      assert.equal(await claimOn(b), 'gpu', 'the trial is taken: the next step');
+      assert.equal(await engineOfNextClaim(a), 'ark', 'the trial');
+      assert.equal(await engineOfNextClaim(b), 'gpu', 'the trial is taken: the next step');
     } finally {
       await b.close();
       await a.close();
