@@ -26,7 +26,7 @@ async function inFlightByEngine(db: Kysely<Database>, now: number): Promise<Map<
   return new Map(inFlight.map((row) => [row.engine ?? '', Number(row.count)]));
 }
 
-// Read by every claim on SQLite (in its transaction) and every second on PostgreSQL: compiled once.
+// Read by every claim (on PostgreSQL most go by the circuits cache instead): compiled once.
 const allCircuits = preparedQuery((db) =>
   db.selectFrom('engine_circuits').select(['engine', 'failures', 'open_until', 'trial_until']),
 );
