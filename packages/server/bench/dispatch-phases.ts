@@ -22,6 +22,7 @@ import { loadConfig } from '../src/config.js';
 import type { Engine, RenderJob } from '../src/ports/engine.js';
 import { startService } from '../src/service.js';
 import { quoteIdentifier } from '../src/store/pg-database.js';
+import { percentile } from './percentile.js';
 
 const DATABASE_URL = process.env.VIDEOGEN_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const JOBS = Number(process.env.BENCH_PHASE_JOBS ?? 250);
@@ -141,10 +142,13 @@ async function phases(env: Record<string, string>): Promise<Map<string, number>>
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       return new Map(
-        [...samples].map(([name, values]) => {
-          values.sort((a, b) => a - b);
-          return [name, values[Math.floor(values.length / 2)] ?? Number.NaN];
-        }),
+        [...samples].map(([name, values]) => [
+          name,
+          percentile(
+            values.sort((a, b) => a - b),
+            50,
+          ),
+        ]),
       );
     } finally {
       await agent.close();

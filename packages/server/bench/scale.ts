@@ -26,6 +26,7 @@ import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../src/store/pg-database.js
 import { PgStore } from '../src/store/pg-store.js';
 import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { percentile } from './percentile.js';
 
 const TASKS = Number(process.env.BENCH_SCALE_TASKS ?? 1_000_000);
 const SAMPLES = Number(process.env.BENCH_SCALE_SAMPLES ?? 300);
@@ -270,10 +271,6 @@ function pgProbe(client: pg.Client, schema: string): Probe {
 interface Case {
   readonly name: string;
   readonly run: () => Promise<unknown>;
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /** The queries to time against one filled store, each checked once for the page it must return. */

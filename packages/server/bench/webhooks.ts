@@ -35,6 +35,7 @@ import type { DeliveryClaim, DeliveryClaimOptions, FinishedDeliveryAttempt } fro
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { ResultLinks } from '../src/tasks/result-links.js';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
+import { percentile } from './percentile.js';
 
 const LATENCY_TASKS = Number(process.env.BENCH_WEBHOOK_TASKS ?? 200);
 const DELIVERIES = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 2000);
@@ -91,10 +92,6 @@ async function profiled<T>(file: string, run: () => Promise<T>): Promise<T> {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
 
 async function startReceiver(): Promise<Receiver> {
   const arrivals = new Map<string, Arrival[]>();
