@@ -183,6 +183,36 @@ describe('PgWorkSignal', postgres, () => {
     assert.equal(barrier.calls, 2);
   });
 
+  it('shares one NOTIFY among the calls made before it is sent, and sends one more for calls made while it is in flight', async () => {
+    const ns = namespace();
+    const sender = open({ namespace: ns });
+    const receiver = open({ namespace: ns });
+    const tasks = counter();
+    const barrier = counter();
+    receiver.subscribe('tasks', tasks.listener);
+    receiver.subscribe('cancellations', barrier.listener);
+    await receiver.listening();
+    await tasks.reach(1);
+    await barrier.reach(1);
+
+    // Fifty calls in one turn: one NOTIFY.
+    await Promise.all(Array.from({ length: 50 }, () => sender.notify('tasks')));
+    await sender.notify('cancellations');
+    await barrier.reach(2);
+    assert.equal(tasks.calls, 2, 'the fifty calls were heard once');
+
+    // A call made once the first NOTIFY is on its way (its send starts a microtask after the call, and its
+    // answer needs I/O) is answered by a second one, sent after the first has been answered.
+    const first = sender.notify('tasks');
+    await Promise.resolve();
+    const second = sender.notify('tasks');
+    assert.notEqual(first, second);
+    await Promise.all([first, second]);
+    await sender.notify('cancellations');
+    await barrier.reach(3);
+    assert.equal(tasks.calls, 4, 'two NOTIFYs, one after the other');
+  });
+
   it('keeps namespaces apart', async () => {
     const sender = open({ namespace: namespace() });
     const ns = namespace();

@@ -9,6 +9,10 @@
  *
  * A notification reaches listeners in this process straight away and is not delivered a second time when
  * PostgreSQL echoes it back (the payload names the sending instance).
+ *
+ * Each topic has at most one `pg_notify` in flight: the calls made meanwhile share the next one, sent once it
+ * has been answered, so every call is still followed by a NOTIFY sent after it. One round trip per call was one
+ * per task created, and halved PostgreSQL's creation throughput (docs/benchmarks.md).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -65,6 +69,10 @@ export class PgWorkSignal implements WorkSignal {
   #retryTimer: NodeJS.Timeout | undefined;
   #heartbeatTimer: NodeJS.Timeout | undefined;
   #waiters: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  /** Per topic, the `pg_notify` in flight, answered or not (it never rejects). */
+  readonly #sending = new Map<WorkTopic, Promise<void>>();
+  /** Per topic, the `pg_notify` that waits for the one in flight, shared by every call made meanwhile. */
+  readonly #waiting = new Map<WorkTopic, Promise<void>>();
 
   constructor(options: PgWorkSignalOptions) {
     this.#options = options;
@@ -85,6 +93,23 @@ export class PgWorkSignal implements WorkSignal {
   async notify(topic: WorkTopic): Promise<void> {
     if (this.#state === 'closed') return;
     this.#local.deliver(topic);
+    const waiting = this.#waiting.get(topic);
+    if (waiting) return waiting;
+    const next = (this.#sending.get(topic) ?? Promise.resolve()).then(() => {
+      // From here on a call needs a NOTIFY sent after it: the one after this.
+      this.#waiting.delete(topic);
+      const sending = this.#send(topic).finally(() => {
+        if (this.#sending.get(topic) === sending) this.#sending.delete(topic);
+      });
+      this.#sending.set(topic, sending);
+      return sending;
+    });
+    this.#waiting.set(topic, next);
+    return next;
+  }
+
+  async #send(topic: WorkTopic): Promise<void> {
+    if (this.#state === 'closed') return;
     try {
       await this.#pool.query('select pg_notify($1, $2)', [
         channelName(topic, this.#options.namespace),
