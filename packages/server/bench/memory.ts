@@ -12,13 +12,17 @@
  *   full garbage collections and answers with `process.memoryUsage()`. A reading is taken after that, so
  *   garbage waiting for a collection is not counted as growth.
  *
+ * Readings are taken idle, after 500 tasks and after every 1000 (so a growth shows as a curve, not two points),
+ * each with V8's committed heap (`heapTotal`) and, on Linux, the resident size of the C allocator's main arena
+ * (the `[heap]` segment of /proc/<pid>/smaps), which is where the server's native memory grows.
+ *
  * The target is at most 150 MB idle and no growth from the idle reading to the reading after the tasks.
  * `BENCH_MEMORY_CLIENTS` (default 8): clients creating and polling at once; `BENCH_MEMORY_WORKERS` (default 2):
  * `VIDEOGEN_WORKER_CONCURRENCY`.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +31,7 @@ import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 
 const TASKS = Number(process.env.BENCH_MEMORY_TASKS ?? 5000);
 const FIRST = Math.min(500, TASKS);
+const READ_EVERY = 1000;
 const CLIENTS = Number(process.env.BENCH_MEMORY_CLIENTS ?? 8);
 const WORKERS = Number(process.env.BENCH_MEMORY_WORKERS ?? 2);
 const TARGET_IDLE_MB = 150;
@@ -44,7 +49,10 @@ interface Reading {
   readonly label: string;
   readonly rss: number;
   readonly heapUsed: number;
+  readonly heapTotal: number;
   readonly external: number;
+  /** The resident size of the `[heap]` segment; undefined where /proc is not. */
+  readonly mainArena: number | undefined;
 }
 
 const mb = (bytes: number) => bytes / 1048576;
@@ -112,7 +120,32 @@ async function read(child: ChildProcess, label: string): Promise<Reading> {
   const answer = once(child, 'message');
   child.send('memory');
   const [usage] = (await answer) as [NodeJS.MemoryUsage];
-  return { label, rss: usage.rss, heapUsed: usage.heapUsed, external: usage.external };
+  return {
+    label,
+    rss: usage.rss,
+    heapUsed: usage.heapUsed,
+    heapTotal: usage.heapTotal,
+    external: usage.external,
+    mainArena: child.pid === undefined ? undefined : await mainArenaRss(child.pid),
+  };
+}
+
+/** The resident size of process `pid`'s `[heap]` segment (the C allocator's main arena), from /proc (Linux). */
+async function mainArenaRss(pid: number): Promise<number | undefined> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, 'utf8').catch(() => undefined);
+  if (smaps === undefined) return undefined;
+  const start = smaps.search(/^[0-9a-f]+-[0-9a-f]+ .*\[heap\]$/m);
+  if (start < 0) return 0;
+  const rss = /^Rss:\s+(\d+) kB$/m.exec(smaps.slice(start));
+  return rss ? Number(rss[1]) * 1024 : undefined;
+}
+
+/** How many tasks in all have run at each reading: 500, then every 1000, and `TASKS` last. */
+function readingMarks(): number[] {
+  const marks = [FIRST];
+  for (let mark = READ_EVERY; mark < TASKS; mark += READ_EVERY) if (mark > FIRST) marks.push(mark);
+  if (TASKS > FIRST) marks.push(TASKS);
+  return marks;
 }
 
 /** Creates a task and polls it until it ends, as a client would; anything but `completed` fails the run. */
@@ -166,11 +199,11 @@ async function main(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 2000));
     const readings = [await read(child, 'idle after start')];
     const started = performance.now();
-    await runTasks(server.url, server.key, 0, FIRST);
-    readings.push(await read(child, `after ${FIRST} tasks`));
-    if (TASKS > FIRST) {
-      await runTasks(server.url, server.key, FIRST, TASKS);
-      readings.push(await read(child, `after ${TASKS} tasks`));
+    let done = 0;
+    for (const mark of readingMarks()) {
+      await runTasks(server.url, server.key, done, mark);
+      done = mark;
+      readings.push(await read(child, `after ${mark} tasks`));
     }
     const seconds = (performance.now() - started) / 1000;
 
@@ -178,11 +211,12 @@ async function main(): Promise<void> {
     console.log(
       `\n${TASKS} tasks in ${seconds.toFixed(0)} s (${CLIENTS} clients, ${WORKERS} worker slots, exec engine copying a 4 s 480p MP4)\n`,
     );
-    console.log('| reading | RSS | heap used | external | RSS / idle |');
-    console.log('|---|---|---|---|---|');
+    console.log('| reading | RSS | heap used | heap total | external | main arena | RSS / idle |');
+    console.log('|---|---|---|---|---|---|---|');
     for (const r of readings) {
+      const arena = r.mainArena === undefined ? '–' : `${mb(r.mainArena).toFixed(1)} MB`;
       console.log(
-        `| ${r.label} | ${mb(r.rss).toFixed(1)} MB | ${mb(r.heapUsed).toFixed(1)} MB | ${mb(r.external).toFixed(1)} MB | ${(r.rss / idle.rss).toFixed(2)} |`,
+        `| ${r.label} | ${mb(r.rss).toFixed(1)} MB | ${mb(r.heapUsed).toFixed(1)} MB | ${mb(r.heapTotal).toFixed(1)} MB | ${mb(r.external).toFixed(1)} MB | ${arena} | ${(r.rss / idle.rss).toFixed(2)} |`,
       );
     }
     const last = readings[readings.length - 1] ?? idle;

@@ -12,6 +12,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './database-schema.js';
 import type { PreparedQuery } from './prepared-query.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
+import { limitPageCache } from './sqlite-page-cache.js';
 import { StatementCache } from './statement-cache.js';
 
 export class SqliteReader {
@@ -23,6 +24,7 @@ export class SqliteReader {
     const database = openDatabase(path);
     pragma(database, `busy_timeout = ${busyTimeoutMs}`);
     pragma(database, 'query_only = ON');
+    limitPageCache(database);
     this.#statements = new StatementCache(database);
     this.#compiler = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.#statements }) });
   }

@@ -12,6 +12,7 @@ import { insertTask } from './operations/create-task.js';
 import { readTask } from './operations/get-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
+import { limitPageCache } from './sqlite-page-cache.js';
 import { SqliteReader } from './sqlite-reader.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
@@ -48,6 +49,7 @@ function openSqlite(
   enableWal(database, BUSY_TIMEOUT_MS);
   pragma(database, 'foreign_keys = ON');
   pragma(database, 'synchronous = NORMAL');
+  limitPageCache(database);
   if (checkpointInBackground) pragma(database, `wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   try {
     optimizeOnOpen(database);
