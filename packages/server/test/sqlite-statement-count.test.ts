@@ -108,6 +108,13 @@ async function pass(store: Store, clock: { now: number }, size: number): Promise
   await store.engineStats();
   await store.queueStats();
 
+  // Runs under way: progress reported (a different value each time, at a different instant) and leases renewed.
+  for (const [index, task] of [...routed, ...capped].entries()) {
+    clock.now += 1;
+    assert.ok(await store.reportProgress(claimOf(task), (size * 7 + index) % 100));
+    assert.ok(await store.renewLease(claimOf(task), LEASE + index));
+  }
+
   // Runs ended: completed, failed, cancelled, abandoned by `size` workers that are gone, or by a lease lapsed.
   for (const [index, task] of [...routed, ...capped].entries()) {
     if (index % 2 === 0) assert.ok(await store.completeTask(claimOf(task), `results/${task.id}.mp4`));
