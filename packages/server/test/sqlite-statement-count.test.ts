@@ -1,10 +1,14 @@
 /**
  * The SQLite store keeps every statement it prepares until its thread ends (store/sqlite-handles.ts), one per
- * distinct SQL string (store/statement-cache.ts). So the text of its statements must not depend on the data's
- * sizes: hosts with deliveries in flight or full, batches, lists of ids, rows written together. A workload that
- * runs the operations with such sizes from 1 to 40 must prepare no statement that one pass had not.
+ * distinct SQL string (store/statement-cache.ts). So the text of its statements must depend on neither the data's
+ * sizes (hosts with deliveries in flight or full, batches, lists of ids, rows written together) nor its values
+ * (a value written into the SQL rather than bound to it). A workload that runs every operation of the store, with
+ * such sizes from 1 to 40 and values that differ each time, must prepare no statement that one pass had not.
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { newId, newTaskId } from '../src/domain/identifiers.js';
@@ -236,22 +240,187 @@ async function pass(store: Store, clock: { now: number }, size: number): Promise
   if (final) assert.equal((await store.deleteTask(final.id, scope))?.deleted, true);
 }
 
+/**
+ * Every other operation of the store, with values that differ from pass to pass (ids, emails, times, limits,
+ * progress, ratios) and each optional argument both given and left out: any value written into the SQL instead
+ * of bound to it would make a statement per pass.
+ */
+async function passOverTheRest(store: Store, clock: { now: number }, size: number): Promise<void> {
+  clock.now += 1_000_000;
+  await store.ping();
+  await store.countAccounts();
+  const email = `owner-${size}-${clock.now}@example.com`;
+  const owned = await store.createOwnedAccount({ email, passwordHash: `hash-${size}` });
+  assert.ok(owned);
+  const keysOnly = await store.createAccount();
+  assert.equal(
+    await store.setAccountOwner(keysOnly.id, { email: `second-${email}`, passwordHash: 'h' }),
+    true,
+  );
+  assert.ok(await store.getAccount(owned.id));
+  assert.ok(await store.findAccountOwner(email));
+  await store.recordSignInFailure(email);
+  assert.equal((await store.listSignInFailures(email, clock.now - size)).length, 1);
+  const tokenHash = `token-${size}-${clock.now}`;
+  await store.createSession({
+    tokenHash,
+    accountId: owned.id,
+    csrfToken: `csrf-${size}`,
+    environment: 'production',
+    expiresAt: clock.now + 60_000 + size,
+  });
+  assert.ok(await store.findSession(tokenHash));
+  assert.equal(await store.setSessionEnvironment(tokenHash, size % 2 ? 'development' : 'production'), true);
+  await store.deleteSession(tokenHash);
+  assert.equal(await store.setOwnerPassword(email, `new-hash-${size}`), true);
+  await store.getOrCreateSecret(`secret-${size % 3}`, () => `value-${size}`);
+
+  // API keys: made with and without limits, found, listed, used, limited, rotated and revoked by id and prefix.
+  const limits = { monthlyVideoSeconds: 100 * size, monthlyBudgetMicros: size % 2 ? null : 1000 * size };
+  const newKey = (index: number) => ({
+    accountId: owned.id,
+    name: `key-${index}`,
+    environment: 'production' as const,
+    prefix: `vg_${size}_${index}_${clock.now}`,
+    hash: `hash-${size}-${index}-${clock.now}`,
+  });
+  const [first, second, third] = [
+    await store.createApiKey({ ...newKey(1), limits }),
+    await store.createApiKey(newKey(2)),
+    await store.createApiKey(newKey(3)),
+  ];
+  assert.ok(await store.findActiveApiKey(newKey(1).hash));
+  await store.listApiKeys(owned.id);
+  await store.listApiKeys();
+  await store.touchApiKey(first.id, clock.now + size);
+  assert.ok(await store.setApiKeyLimits(first.id, limits, owned.id));
+  assert.ok(await store.setApiKeyLimits(second.prefix, limits));
+  const rotation = await store.rotateApiKey(
+    second.id,
+    owned.id,
+    { prefix: `vg_rotated_${size}_${clock.now}`, hash: `rotated-${size}-${clock.now}` },
+    1000 * size,
+  );
+  assert.ok(rotation);
+  assert.ok(await store.revokeApiKey(rotation.created.id, owned.id));
+  assert.ok(await store.revokeApiKey(third.prefix));
+  assert.ok(await store.setAccountLimits(owned.id, limits));
+  assert.deepEqual(await store.getAccountLimits(owned.id), limits);
+
+  // Tasks made under a key and a price, once under an idempotency key, read with and without a scope.
+  const scope: TaskScope = { accountId: owned.id, environment: 'production' };
+  const task = await store.createTask({
+    ...scope,
+    id: newTaskId(),
+    model: 'videogen-2.0-text-to-video',
+    params: { ...PARAMS, aspect_ratio: 'adaptive', seed: size },
+    apiKeyId: first.id,
+    costMicros: 10 * size,
+  });
+  const once = { key: `idempotency-${size}`, requestHash: `request-${size}`, since: clock.now - size };
+  await store.createTaskOnce(
+    { ...scope, id: newTaskId(), model: 'videogen-2.0-text-to-video', params: PARAMS },
+    once,
+  );
+  await store.createTaskOnce(
+    { ...scope, id: newTaskId(), model: 'videogen-2.0-text-to-video', params: PARAMS },
+    once,
+  );
+  assert.ok(await store.getTask(task.id, scope));
+  assert.ok(await store.getTask(task.id));
+  await store.countPendingTasks();
+
+  // Workers: registered for some models, listed, their claims ended by a ratio recorded and a release.
+  const workerId = `worker-${size}-${clock.now}`;
+  await store.registerWorker(workerId, MODEL_IDS.slice(0, 1 + (size % MODEL_IDS.length)), 10_000 + size);
+  const lock = await store.holdWorkerLock(workerId);
+  await store.servedModels();
+  const claimed = await drain(() => store.claimTask({ workerId, leaseMs: LEASE + size, maxAttempts: 3 }));
+  await store.listLeaseOwners();
+  for (const [index, each] of claimed.entries()) {
+    const ratios = ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9'] as const;
+    assert.ok(await store.recordAspectRatio(claimOf(each), ratios[(size + index) % ratios.length] ?? '16:9'));
+    assert.ok(await store.releaseTask(claimOf(each)));
+  }
+  await drain(() => store.claimTask({ workerId, leaseMs: LEASE, maxAttempts: 3 }));
+  assert.equal(await store.requeueOrphanedTasks([workerId]), claimed.length);
+  await store.removeWorker(workerId);
+  await lock.release();
+  // Ended, so that the next pass finds the queue empty.
+  for (const each of await drain(() => store.claimTask({ workerId, leaseMs: LEASE, maxAttempts: 3 }))) {
+    assert.ok(await store.completeTask(claimOf(each), `results/${each.id}.mp4`));
+  }
+
+  // Files read back; webhook secrets read and rotated with different overlaps.
+  const file = await store.createFile({
+    ...scope,
+    id: newId('file'),
+    kind: 'image',
+    contentType: 'image/png',
+    filename: `picture-${size}.png`,
+    bytes: size,
+  });
+  assert.ok(await store.getFile(file.id, scope));
+  await store.getWebhookSecrets(owned.id);
+  await store.rotateWebhookSecret(owned.id, 1000 * size);
+  await store.getWebhookSecrets(owned.id);
+}
+
+/** The store's operations, all of them: its class's methods, but for opening and closing. */
+function operationsOf(store: Store): string[] {
+  const names = new Set<string>();
+  for (
+    let proto = Object.getPrototypeOf(store);
+    proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      if (typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function') names.add(name);
+    }
+  }
+  for (const lifecycle of ['constructor', 'migrate', 'close', 'createWorkSignal']) names.delete(lifecycle);
+  return [...names].sort();
+}
+
+/** `store`, noting the name of each operation called through it. */
+function noting(store: Store, called: Set<string>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function' || typeof name !== 'string') return value;
+      called.add(name);
+      return value.bind(target);
+    },
+  });
+}
+
 describe('SqliteStore statements', () => {
   it('prepares no new statement when the data grows: the SQL strings are bounded by the code', async () => {
     const clock = { now: T0 };
-    const store = new SqliteStore({ path: ':memory:', now: () => clock.now });
+    // On a file, not in memory, so that polls go through the reader's statements too (sqlite-reader.ts).
+    const directory = await mkdtemp(join(tmpdir(), 'videogen-statements-'));
+    const sqlite = new SqliteStore({ path: join(directory, 'store.db'), now: () => clock.now });
+    const called = new Set<string>();
+    const store = noting(sqlite, called);
     try {
       await store.migrate();
-      await pass(store, clock, 3);
-      const warm = store.preparedStatements;
+      const both = async (size: number) => {
+        await pass(store, clock, size);
+        await passOverTheRest(store, clock, size);
+      };
+      await both(3);
+      const warm = sqlite.preparedStatements;
       const grew: string[] = [];
       for (let size = 1; size <= 40; size++) {
-        await pass(store, clock, size);
-        if (store.preparedStatements !== warm) grew.push(`${size}: ${store.preparedStatements}`);
+        await both(size);
+        if (sqlite.preparedStatements !== warm) grew.push(`${size}: ${sqlite.preparedStatements}`);
       }
       assert.deepEqual(grew, [], `${warm} statements after one pass; after passes of each size`);
+      const missed = operationsOf(sqlite).filter((name) => !called.has(name));
+      assert.deepEqual(missed, [], 'every operation of the store runs in the passes');
     } finally {
-      await store.close();
+      await sqlite.close();
+      await rm(directory, { recursive: true, force: true });
     }
   });
 });

@@ -5,7 +5,8 @@
  * would only be a second. The set is fixed by the code, not by the data: a statement's text depends on which
  * options its operation was given, never on how many values (a list of ids or hosts, the receivers' rooms: one
  * parameter each, list-parameters.ts; rows written together: a statement each). Each string holds some tens of
- * KiB while its database is open; sqlite-statement-count.test.ts checks that sizes from 1 to 40 add none.
+ * KiB while its database is open; sqlite-statement-count.test.ts runs every operation of the store with sizes
+ * from 1 to 40 and values that differ each time, and checks that they add none.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
