@@ -36,6 +36,8 @@ export interface SqliteStoreOptions {
 const isInMemory = (path: string) => path === ':memory:' || path === '';
 
 const BUSY_TIMEOUT_MS = 5000;
+/** Where SQLite keeps temporary data (statement journals, sorts) outside migrations; see openSqlite. */
+const TEMP_STORE = 'MEMORY';
 
 function openSqlite(
   path: string,
@@ -50,6 +52,12 @@ function openSqlite(
   pragma(database, 'foreign_keys = ON');
   pragma(database, 'synchronous = NORMAL');
   limitPageCache(database);
+  // A group of creations (group-commit.ts) gives each its savepoint, and SQLite copies the pages a savepoint
+  // changes that earlier writes of the transaction had already changed into a statement journal, which past
+  // 64 KiB spills to a temporary file: one file created, written page by page and deleted per group commit (20
+  // creations: ~30 writes a creation, half the store's system time). In memory, it is a copy (tens of KiB at a
+  // time); migrate() sets files again for its run, whose index builds may sort a whole table.
+  pragma(database, `temp_store = ${TEMP_STORE}`);
   if (checkpointInBackground) pragma(database, `wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   try {
     optimizeOnOpen(database);
@@ -112,15 +120,25 @@ export class SqliteStore extends KyselyStore {
    */
   migrate(): Promise<void> {
     return this.db.connection().execute(async (db) => {
-      await sql`begin immediate`.execute(db);
+      await sql`pragma temp_store = FILE`.execute(db);
       try {
-        await migrateToLatest(db);
-      } catch (error) {
-        // SQLite may have rolled back already (it does on some errors); the migration's error is the news.
-        await sql`rollback`.execute(db).catch(() => undefined);
-        throw error;
+        await sql`begin immediate`.execute(db);
+        try {
+          await migrateToLatest(db);
+        } catch (error) {
+          // SQLite may have rolled back already (it does on some errors); the migration's error is the news.
+          await sql`rollback`.execute(db).catch(() => undefined);
+          throw error;
+        }
+        await sql`commit`.execute(db);
+      } finally {
+        // Outside the transaction: SQLite changes where temporary data goes only between transactions. Failing
+        // (a transaction left open by a failed commit, whose error is the news) leaves files: slower, not wrong.
+        await sql
+          .raw(`pragma temp_store = ${TEMP_STORE}`)
+          .execute(db)
+          .catch(() => undefined);
       }
-      await sql`commit`.execute(db);
       // New tables and indexes have no statistics yet; statistics only help the planner, so a failure is not.
       await sql
         .raw(`pragma ${OPTIMIZE_ALL_TABLES}`)
