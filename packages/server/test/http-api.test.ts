@@ -253,6 +253,24 @@ describe('bodyless calls', () => {
     );
   });
 
+  it('are not calls that need a body: one sent with none is the same 400 with or without a JSON Content-Type', async () => {
+    const answers = [
+      await api.request<ErrorBody>('POST', '/v1/videos/generations'),
+      await api.request<ErrorBody>('POST', '/v1/videos/generations', {
+        rawBody: '',
+        headers: { 'content-type': 'application/json' },
+      }),
+      await api.request<ErrorBody>('POST', '/dashboard/api/sign-in'),
+    ];
+    for (const answer of answers) {
+      assertError(answer, 400, 'invalid_json');
+      assert.equal(
+        answer.body.error.message,
+        'The request body is empty: send a JSON object with Content-Type: application/json.',
+      );
+    }
+  });
+
   it('still refuse a body that is not JSON', async () => {
     const { body: task } = await api.create(TEXT);
     assertError(

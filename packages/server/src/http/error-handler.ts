@@ -40,6 +40,18 @@ const FRAMEWORK_ERRORS: Record<string, ApiErrorCode> = {
   FST_ERR_VALIDATION: 'invalid_parameter',
 };
 
+/**
+ * A route that reads a body got none: the same answer whether the client sent no body at all or an empty one
+ * with `Content-Type: application/json` (Fastify refuses the second as invalid JSON and leaves the first to the
+ * route's schema, which would say `body must be object`).
+ */
+export function emptyBody(): ApiError {
+  return new ApiError(
+    'invalid_json',
+    'The request body is empty: send a JSON object with Content-Type: application/json.',
+  );
+}
+
 /** A body of a type the route does not read. */
 export function unsupportedMediaType(request: FastifyRequest): ApiError {
   const consumes = request.routeOptions.schema?.consumes;
@@ -70,6 +82,12 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError | un
         ? `The request body is larger than this endpoint accepts (${describeBytes(limit)}).`
         : 'The request body is too large.',
     );
+  }
+  if (
+    error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    (code === 'invalid_parameter' && error.validationContext === 'body' && request.body === undefined)
+  ) {
+    return emptyBody();
   }
   if (code === 'invalid_json' || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new ApiError('invalid_json', 'The request body is not valid JSON.');

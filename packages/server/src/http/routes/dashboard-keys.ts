@@ -8,7 +8,7 @@ import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
 import { fromPublicLimits, type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
-import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 /** The longest grace period a rotation may give the old key: 30 days. */
@@ -88,7 +88,10 @@ export function dashboardKeyRoutes(
         tags: ['Dashboard'],
         security: DASHBOARD_SECURITY,
         body: CreateKeySchema,
-        response: { 201: NewKeySchema, ...errorResponses('invalid_parameter', ...CHANGE_ERRORS) },
+        response: {
+          201: NewKeySchema,
+          ...errorResponses('invalid_parameter', ...CHANGE_ERRORS, ...BODY_ERRORS),
+        },
       },
     },
     async (request, reply) => {
@@ -152,7 +155,7 @@ export function dashboardKeyRoutes(
         ),
         response: {
           201: Type.Object({ key: Type.String(), api_key: ApiKeySchema, previous: ApiKeySchema }),
-          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS),
+          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },
@@ -184,7 +187,7 @@ export function dashboardKeyRoutes(
         body: LimitsChangeSchema,
         response: {
           200: Type.Object({ api_key: ApiKeySchema }),
-          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS),
+          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },

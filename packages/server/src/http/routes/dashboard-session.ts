@@ -6,7 +6,7 @@ import { ApiError } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import type { DashboardSession } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
-import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from '../session-cookie.js';
 
 const EnvironmentSchema = Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env)));
@@ -73,7 +73,13 @@ export function dashboardSessionRoutes(
         body: SignInSchema,
         response: {
           200: SessionSchema,
-          ...errorResponses('invalid_parameter', 'invalid_credentials', 'rate_limited', 'internal_error'),
+          ...errorResponses(
+            'invalid_parameter',
+            'invalid_credentials',
+            'rate_limited',
+            'internal_error',
+            ...BODY_ERRORS,
+          ),
         },
       },
     },
@@ -155,7 +161,10 @@ export function dashboardSessionRoutes(
         tags: ['Dashboard'],
         security: DASHBOARD_SECURITY,
         body: Type.Object({ environment: EnvironmentSchema }, { additionalProperties: false }),
-        response: { 200: SessionSchema, ...errorResponses('invalid_parameter', ...CHANGE_ERRORS) },
+        response: {
+          200: SessionSchema,
+          ...errorResponses('invalid_parameter', ...CHANGE_ERRORS, ...BODY_ERRORS),
+        },
       },
     },
     async (request) => {

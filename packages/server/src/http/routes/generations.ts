@@ -7,6 +7,7 @@ import type { PublicTask } from '../../domain/task.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
+import { emptyBody } from '../error-handler.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
 
@@ -59,6 +60,7 @@ export function generationRoutes(
       validatorCompiler: () => () => true,
     },
     async (request, reply) => {
+      if (request.body === undefined) throw emptyBody();
       const answer = (task: PublicTask) =>
         withPreferredWait(request, reply, task, () => deps.tasks.get(principalOf(request), task.id), closing);
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
