@@ -42,8 +42,11 @@ const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
  * The preload: answers a message with the memory after two full collections (bench only). The channel is
  * unref'd, or it would keep the server alive after SIGTERM has closed everything else.
  */
+// The IPC channel closes when the benchmark's process ends, however it ends (a SIGKILL too): the server then
+// shuts down as on SIGTERM rather than run on with nothing to read it.
 const PRELOAD = `process.on('message', () => { globalThis.gc(); globalThis.gc();
-  process.send(process.memoryUsage()); }); process.channel.unref();`;
+  process.send(process.memoryUsage()); }); process.channel.unref();
+  process.once('disconnect', () => process.kill(process.pid, 'SIGTERM'));`;
 
 interface Reading {
   readonly label: string;
