@@ -144,6 +144,45 @@ describe('PostgreSQL', postgres, () => {
       }
     }
 
+    it('reads the tasks asked for together in one group, each answer in its own scope', () =>
+      withStores(1, async ([store]) => {
+        assert.ok(store);
+        await store.migrate();
+        const [mine, theirs] = [await store.createAccount(), await store.createAccount()];
+        const { model, params } = parseGenerationRequest({
+          model: 'videogen-2.0-text-to-video',
+          prompt: 'p',
+        });
+        const create = (accountId: string) =>
+          store.createTask({
+            accountId,
+            environment: 'development',
+            id: newTaskId(),
+            model: model.id,
+            params,
+          });
+        const [a, b] = [await create(mine.id), await create(theirs.id)];
+        const scope = (accountId: string, environment: 'development' | 'production' = 'development') => ({
+          accountId,
+          environment,
+        });
+        // Asked for in one turn: one group, as polls arriving together are.
+        const answers = await Promise.all([
+          store.getTask(a.id, scope(mine.id)),
+          store.getTask(a.id, scope(theirs.id)),
+          store.getTask(a.id, scope(mine.id, 'production')),
+          store.getTask(b.id),
+          store.getTask(newTaskId(), scope(mine.id)),
+          store.getTask(a.id, scope(mine.id)),
+          store.getTask(b.id, scope(theirs.id)),
+        ]);
+        assert.deepEqual(
+          answers.map((task) => task?.id),
+          [a.id, undefined, undefined, b.id, undefined, a.id, b.id],
+        );
+        assert.deepEqual(answers[0], await store.getTask(a.id, scope(mine.id)), 'the same record as alone');
+      }));
+
     it("requeues a worker's tasks as soon as its worker lock's session is gone, not before", () =>
       withStores(2, async ([a, b]) => {
         assert.ok(a && b);

@@ -4,7 +4,7 @@
  * the callback outbox.
  */
 import { DEFAULT_MIGRATION_TABLE, type Kysely, sql } from 'kysely';
-import type { TaskRecord } from '../domain/task.js';
+import type { TaskRecord, TaskScope } from '../domain/task.js';
 import type { IdempotentCreation, NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
@@ -20,6 +20,7 @@ import {
   quoteIdentifier,
   withMigrationLock,
 } from './pg-database.js';
+import { pgTaskReads, type TaskRead } from './pg-task-reads.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
 import { holdPgWorkerLock } from './pg-worker-lock.js';
 import type { WriteGroups } from './write-groups.js';
@@ -49,6 +50,7 @@ export class PgStore extends KyselyStore {
   readonly #claims: PgDatabase;
   readonly #options: PgStoreOptions;
   readonly #creations: WriteGroups<Creation, TaskRecord | undefined>;
+  readonly #reads: WriteGroups<TaskRead, TaskRecord | undefined>;
 
   constructor(options: PgStoreOptions) {
     const { db, pool } = openPgDatabase(options);
@@ -63,6 +65,12 @@ export class PgStore extends KyselyStore {
     this.#claims = claims;
     this.#options = options;
     this.#creations = pgCreationGroups(this.db);
+    this.#reads = pgTaskReads(this.db);
+  }
+
+  /** With the reads arriving beside it, in one statement (pg-task-reads.ts). */
+  override getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
+    return this.#reads.submit(scope ? { id, scope } : { id });
   }
 
   /**
@@ -141,7 +149,7 @@ export class PgStore extends KyselyStore {
   }
 
   async close(): Promise<void> {
-    await this.#creations.drain();
+    await Promise.all([this.#creations.drain(), this.#reads.drain()]);
     await this.#claims.db.destroy();
     await this.db.destroy();
     // Kysely ends the pool only if it ever used it; a work signal may have used it alone.
