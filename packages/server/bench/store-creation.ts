@@ -11,7 +11,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { GenerationParams } from '../src/domain/generation-request.js';
+import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { NewTask } from '../src/ports/store.js';
 import { TASK_COLUMN_NAMES } from '../src/store/operations/create-task.js';
@@ -25,17 +25,11 @@ const RUNS = Number(process.env.BENCH_STORE_RUNS ?? 4);
 const WARM_UP = 2000;
 const GROUP = 20;
 
-const PARAMS: GenerationParams = {
+// A fast text task as the API makes it from the smallest request.
+const { params: PARAMS } = parseGenerationRequest({
+  model: 'videogen-2.0-fast-text-to-video',
   prompt: 'a red kite over green hills at sunset, cinematic',
-  image_urls: [],
-  video_urls: [],
-  audio_urls: [],
-  duration: 5,
-  quality: '720p',
-  aspect_ratio: '16:9',
-  seed: 7,
-  callback_url: null,
-};
+});
 
 interface Cost {
   readonly cpuMicros: number;
@@ -55,7 +49,7 @@ async function measure(
           accountId,
           environment: 'development',
           id: newTaskId(),
-          model: 'videogen-2.0-text-to-video',
+          model: 'videogen-2.0-fast-text-to-video',
           params: PARAMS,
         }),
       );
