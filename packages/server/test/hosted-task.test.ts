@@ -14,6 +14,7 @@ import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
 import { type HostedStatus, type HostedTaskSteps, runHostedTask } from '../src/engines/hosted/hosted-task.js';
 import { Api, type ErrorBody } from './helpers/api.js';
+import { generationParams } from './helpers/generation-params.js';
 import { startTestService } from './helpers/test-service.js';
 
 interface Script {
@@ -165,18 +166,8 @@ describe('a hosted task', () => {
 });
 
 describe('the inputs a routed engine takes', () => {
-  const params = (fields: Partial<GenerationParams>): GenerationParams => ({
-    prompt: 'p',
-    image_urls: [],
-    video_urls: [],
-    audio_urls: [],
-    duration: 5,
-    quality: '720p',
-    aspect_ratio: '16:9',
-    seed: 1,
-    callback_url: null,
-    ...fields,
-  });
+  const params = (fields: Partial<GenerationParams>): GenerationParams =>
+    generationParams({ seed: 1, ...fields });
   const noAudio = { ...ANY_INPUT, lastFrame: false, referenceAudios: 0, referenceImages: 4 };
 
   it('refuses what the engine cannot take, naming the field, the engine and the limit', () => {

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Migrator } from 'kysely';
 import pg from 'pg';
 import { type DeliveryRecord, deliveryFor } from '../src/domain/delivery.js';
-import { type GenerationParams, parseGenerationRequest } from '../src/domain/generation-request.js';
+import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { BudgetExceeded, NO_LIMITS, type UsageLimits } from '../src/domain/usage.js';
@@ -13,6 +13,7 @@ import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
+import { generationParams } from './helpers/generation-params.js';
 import {
   freshSchemas,
   postgresSuite,
@@ -25,17 +26,7 @@ import { storeConformance } from './store-conformance.js';
 
 const postgres = await postgresSuite();
 
-const PARAMS: GenerationParams = {
-  prompt: 'p',
-  image_urls: [],
-  video_urls: [],
-  audio_urls: [],
-  duration: 5,
-  quality: '720p',
-  aspect_ratio: '16:9',
-  seed: 7,
-  callback_url: 'https://hooks.example.com/videogen',
-};
+const PARAMS = generationParams({ callback_url: 'https://hooks.example.com/videogen' });
 
 interface PlanNode {
   readonly 'Node Type': string;

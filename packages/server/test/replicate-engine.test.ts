@@ -36,6 +36,7 @@ import {
 } from './fakes/replicate-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { type GridAssets, writeGridAssets } from './helpers/engine-grid.js';
+import { generationParams } from './helpers/generation-params.js';
 import {
   assertContractVideo,
   assertProgressRisesToOne,
@@ -442,18 +443,8 @@ describe('replicate engine: check()', () => {
 });
 
 describe('replicate engine: options and capabilities', () => {
-  const params = (fields: Partial<GenerationParams>): GenerationParams => ({
-    prompt: 'p',
-    image_urls: [],
-    video_urls: [],
-    audio_urls: [],
-    duration: 5,
-    quality: '720p',
-    aspect_ratio: '16:9',
-    seed: 1,
-    callback_url: null,
-    ...fields,
-  });
+  const params = (fields: Partial<GenerationParams>): GenerationParams =>
+    generationParams({ seed: 1, ...fields });
   const seedance = { type: 'replicate', api_key: KEY, model: MODEL, input: SEEDANCE_INPUT } as const;
 
   it('takes what its template has placeholders for, and refuses the rest at creation', () => {

@@ -16,6 +16,7 @@ import { MODEL_IDS, type ModelId } from '../src/domain/models.js';
 import type { TaskRecord, TaskScope } from '../src/domain/task.js';
 import type { Claim, ClaimRouting, DeliveryClaim, Store } from '../src/ports/store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import { generationParams } from './helpers/generation-params.js';
 import { T0 } from './helpers/store-harness.js';
 
 const LEASE = 30_000;
@@ -23,17 +24,7 @@ const SEND_LEASE = 25_000;
 const PER_HOST = 4;
 const CIRCUIT = { failures: 3, cooldownMs: 60_000 };
 
-const PARAMS: GenerationParams = {
-  prompt: 'p',
-  image_urls: [],
-  video_urls: [],
-  audio_urls: [],
-  duration: 5,
-  quality: '720p',
-  aspect_ratio: '16:9',
-  seed: 7,
-  callback_url: null,
-};
+const PARAMS = generationParams();
 
 const hostOf = (index: number) => `receiver-${index}.example.com`;
 const withCallback = (index: number): GenerationParams => ({

@@ -11,6 +11,7 @@ import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
+import { generationParams } from './helpers/generation-params.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
 import { until } from './helpers/until.js';
 import { storeConformance } from './store-conformance.js';
@@ -55,17 +56,7 @@ async function race(count: number, script: string): Promise<{ stdout: string; st
   return Promise.all(processes);
 }
 
-const PARAMS = {
-  prompt: 'p',
-  image_urls: [],
-  video_urls: [],
-  audio_urls: [],
-  duration: 5,
-  quality: '720p',
-  aspect_ratio: '16:9',
-  seed: 7,
-  callback_url: null,
-} as const;
+const PARAMS = generationParams();
 
 let dir: string;
 let files = 0;

@@ -9,7 +9,6 @@ import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { Agent, type Dispatcher } from 'undici';
 import { type DeliveryRecord, type DeliveryWithAttempts, deliveryFor } from '../src/domain/delivery.js';
-import type { GenerationParams } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import { type TaskRecord, type TaskScope, toPublicTask } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
@@ -18,6 +17,7 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import { VERSION } from '../src/version.js';
 import type { RetryPolicy } from '../src/webhooks/retry-policy.js';
 import { WebhookDispatcher, type WebhookDispatcherOptions } from '../src/webhooks/webhook-dispatcher.js';
+import { generationParams } from './helpers/generation-params.js';
 import { until } from './helpers/until.js';
 import {
   type ReceivedWebhook,
@@ -26,17 +26,7 @@ import {
   type WebhookReceiver,
 } from './helpers/webhook-receiver.js';
 
-const PARAMS: GenerationParams = {
-  prompt: 'a kite over the dunes',
-  image_urls: [],
-  video_urls: [],
-  audio_urls: [],
-  duration: 5,
-  quality: '720p',
-  aspect_ratio: '16:9',
-  seed: 42,
-  callback_url: null,
-};
+const PARAMS = generationParams({ prompt: 'a kite over the dunes', seed: 42 });
 const FAST_RETRIES: RetryPolicy = { delaysMs: [50, 50, 50], jitter: 0 };
 const resultUrlOf = (taskId: string) => `https://videos.example.com/v1/results/${taskId}.mp4?signature=x`;
 const resultUrl = async (taskId: string) => resultUrlOf(taskId);
