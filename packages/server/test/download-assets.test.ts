@@ -14,6 +14,7 @@ import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import { FileStorage } from '../src/storage/file-storage.js';
+import { generationParams } from './helpers/generation-params.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 
 let dir: string;
@@ -24,18 +25,7 @@ let guarded: Dispatcher;
 const files: Record<string, Buffer> = {};
 
 function params(overrides: Partial<GenerationParams>): GenerationParams {
-  return {
-    prompt: 'p',
-    image_urls: [],
-    video_urls: [],
-    audio_urls: [],
-    duration: 5,
-    quality: '480p',
-    aspect_ratio: 'adaptive',
-    seed: 1,
-    callback_url: null,
-    ...overrides,
-  };
+  return generationParams({ quality: '480p', aspect_ratio: 'adaptive', seed: 1, ...overrides });
 }
 
 before(async () => {
