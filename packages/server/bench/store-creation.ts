@@ -17,7 +17,8 @@ import type { NewTask } from '../src/ports/store.js';
 import { TASK_COLUMN_NAMES } from '../src/store/operations/create-task.js';
 import { USAGE_COLUMNS } from '../src/store/operations/reserve-usage.js';
 import { openDatabase, pragma } from '../src/store/sqlite-handles.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { limitPageCache } from '../src/store/sqlite-page-cache.js';
+import { SqliteStore, TEMP_STORE } from '../src/store/sqlite-store.js';
 import { toTaskRow, toUsageRow } from '../src/store/task-row.js';
 
 const TASKS = Number(process.env.BENCH_STORE_TASKS ?? 20_000);
@@ -83,8 +84,8 @@ async function straight(path: string): Promise<Cost> {
   const database = openDatabase(path);
   try {
     pragma(database, 'synchronous = NORMAL');
-    pragma(database, 'cache_size = -2000');
-    pragma(database, 'temp_store = MEMORY');
+    limitPageCache(database);
+    pragma(database, `temp_store = ${TEMP_STORE}`);
     const limits = database.prepare(
       `select accounts.monthly_video_seconds, accounts.monthly_budget, api_keys.monthly_video_seconds,
        api_keys.monthly_budget from accounts left join api_keys on api_keys.id = ? where accounts.id = ?`,

@@ -37,7 +37,7 @@ const isInMemory = (path: string) => path === ':memory:' || path === '';
 
 const BUSY_TIMEOUT_MS = 5000;
 /** Where SQLite keeps temporary data (statement journals, sorts) outside migrations; see openSqlite. */
-const TEMP_STORE = 'MEMORY';
+export const TEMP_STORE = 'MEMORY';
 
 function openSqlite(
   path: string,
