@@ -1,7 +1,7 @@
 /**
  * Group commit on SQLite: writes grouped by `WriteGroups` (write-groups.ts) run in one transaction, each inside
  * a savepoint of its own, and each caller is answered after the commit that holds its rows, so nothing is
- * answered before it is durable. A creation's commit (writing its pages to the WAL) was the largest cost of
+ * answered before it is durable (creations: sqlite-creation-groups.ts, for those its statements at once leave). A creation's commit (writing its pages to the WAL) was the largest cost of
  * `POST /v1/videos/generations`; grouped, the pages the creations share (the tables' and indexes' last pages)
  * are written once per group.
  *
@@ -12,7 +12,7 @@
  */
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database-schema.js';
-import { type Settled, WriteGroups } from './write-groups.js';
+import type { GroupWriter, Settled } from './write-groups.js';
 
 // Compiled once: building a raw statement anew for each write showed in a creation's profile.
 const SAVEPOINT = CompiledQuery.raw('savepoint grouped_write');
@@ -22,8 +22,8 @@ const RELEASE_SAVEPOINT = CompiledQuery.raw('release grouped_write');
 export function groupCommit<Item, Result>(
   db: Kysely<Database>,
   write: (trx: Kysely<Database>, item: Item) => Promise<Result>,
-): WriteGroups<Item, Result> {
-  return new WriteGroups(async (items) => {
+): GroupWriter<Item, Result> {
+  return async (items) => {
     const [only] = items;
     if (items.length === 1 && only !== undefined) {
       try {
@@ -47,5 +47,5 @@ export function groupCommit<Item, Result>(
       }
       return outcomes;
     });
-  });
+  };
 }

@@ -13,12 +13,12 @@ import type { Database } from './database-schema.js';
 import type { PreparedQuery } from './prepared-query.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
 import { limitPageCache } from './sqlite-page-cache.js';
+import { SqliteStatements } from './sqlite-statements.js';
 import { StatementCache } from './statement-cache.js';
 
 export class SqliteReader {
   readonly #statements: StatementCache;
-  /** Compiles the store's prepared queries for SQLite; never connects. */
-  readonly #compiler: Kysely<Database>;
+  readonly #run: SqliteStatements;
 
   constructor(path: string, busyTimeoutMs: number) {
     const database = openDatabase(path);
@@ -26,7 +26,9 @@ export class SqliteReader {
     pragma(database, 'query_only = ON');
     limitPageCache(database);
     this.#statements = new StatementCache(database);
-    this.#compiler = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.#statements }) });
+    // Compiles the store's prepared queries for SQLite; never connects.
+    const compiler = new Kysely<Database>({ dialect: new SqliteDialect({ database: this.#statements }) });
+    this.#run = new SqliteStatements(this.#statements, compiler);
   }
 
   /** Statements prepared on this connection. */
@@ -39,8 +41,7 @@ export class SqliteReader {
     query: PreparedQuery<Names, Row>,
     values: Readonly<Record<Names, unknown>>,
   ): Row[] {
-    const { sql, parameters } = query.statement(this.#compiler, values);
-    return this.#statements.prepare(sql).all(parameters) as Row[];
+    return this.#run.all(query, values);
   }
 
   close(): void {

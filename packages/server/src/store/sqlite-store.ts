@@ -1,19 +1,20 @@
 /** The `Store` on one SQLite file (or `:memory:`), through Kysely over better-sqlite3. */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect, sql } from 'kysely';
 import type { TaskRecord, TaskScope } from '../domain/task.js';
 import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
-import { groupCommit } from './group-commit.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
-import { insertTask } from './operations/create-task.js';
 import { readTask } from './operations/get-task.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
+import { sqliteCreationGroups } from './sqlite-creation-groups.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
 import { limitPageCache } from './sqlite-page-cache.js';
 import { SqliteReader } from './sqlite-reader.js';
+import { SqliteStatements } from './sqlite-statements.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
 import { StatementCache } from './statement-cache.js';
@@ -43,7 +44,7 @@ function openSqlite(
   path: string,
   checkpointInBackground: boolean,
   onError?: (error: unknown) => void,
-): { db: Kysely<Database>; statements: StatementCache } {
+): { db: Kysely<Database>; database: BetterSqlite3.Database; statements: StatementCache } {
   if (!isInMemory(path)) mkdirSync(dirname(path), { recursive: true });
   const database = openDatabase(path);
   // better-sqlite3 waits synchronously, so a busy wait stalls the event loop: keep writes short.
@@ -52,11 +53,11 @@ function openSqlite(
   pragma(database, 'foreign_keys = ON');
   pragma(database, 'synchronous = NORMAL');
   limitPageCache(database);
-  // A group of creations (group-commit.ts) gives each its savepoint, and SQLite copies the pages a savepoint
-  // changes that earlier writes of the transaction had already changed into a statement journal, which past
-  // 64 KiB spills to a temporary file: one file created, written page by page and deleted per group commit (20
-  // creations: ~30 writes a creation, half the store's system time). In memory, it is a copy (tens of KiB at a
-  // time); migrate() sets files again for its run, whose index builds may sort a whole table.
+  // A group of creations checking limits (group-commit.ts) gives each its savepoint, and SQLite copies the pages
+  // a savepoint changes that earlier writes of the transaction had already changed into a statement journal,
+  // which past 64 KiB spills to a temporary file: one file created, written page by page and deleted per group
+  // commit (20 creations: ~30 writes a creation, half the store's system time). In memory, it is a copy (tens of
+  // KiB at a time); migrate() sets files again for its run, whose index builds may sort a whole table.
   pragma(database, `temp_store = ${TEMP_STORE}`);
   if (checkpointInBackground) pragma(database, `wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
   try {
@@ -66,13 +67,17 @@ function openSqlite(
     onError?.(new Error(`PRAGMA optimize on open: ${error instanceof Error ? error.message : error}`));
   }
   const statements = new StatementCache(database);
-  return { db: new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) }), statements };
+  return {
+    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) }),
+    database,
+    statements,
+  };
 }
 
 export class SqliteStore extends KyselyStore {
   readonly #checkpointer: Checkpointer | undefined;
   readonly #optimizer: { stop(): void };
-  /** Creations arriving together share one commit (group-commit.ts). */
+  /** Creations arriving together share one commit (sqlite-creation-groups.ts). */
   readonly #creations: WriteGroups<NewTask, TaskRecord>;
   readonly #statements: StatementCache;
   /** Polls read here (sqlite-reader.ts); absent in memory. */
@@ -80,7 +85,7 @@ export class SqliteStore extends KyselyStore {
 
   constructor(options: SqliteStoreOptions) {
     const inBackground = (options.checkpointInBackground ?? false) && !isInMemory(options.path);
-    const { db, statements } = openSqlite(options.path, inBackground, options.onError);
+    const { db, database, statements } = openSqlite(options.path, inBackground, options.onError);
     super(db, { skipLocked: false, ...(options.now ? { now: options.now } : {}) });
     this.#statements = statements;
     this.#reader = isInMemory(options.path) ? undefined : new SqliteReader(options.path, BUSY_TIMEOUT_MS);
@@ -92,7 +97,11 @@ export class SqliteStore extends KyselyStore {
     this.#optimizer = optimizePeriodically(() => this.#optimize(), {
       onError: (error) => options.onError?.(error),
     });
-    this.#creations = groupCommit(this.db, (trx, task: NewTask) => insertTask(trx, task, this.now(), false));
+    this.#creations = sqliteCreationGroups(
+      this.db,
+      { database, statements: new SqliteStatements(statements, this.db) },
+      () => this.now(),
+    );
   }
 
   /**

@@ -34,7 +34,7 @@ export const TASK_COLUMN_NAMES = Object.keys(TASK_COLUMNS) as (keyof TasksTable)
 
 // Creation's statements are compiled once (prepared-query.ts). Without `returning`: every column is written from
 // the row in hand, and having SQLite hand it back cost 10-20 % of a creation's time in the store.
-const insertTaskRow = preparedQuery((db, value: Placeholder<keyof TasksTable>) =>
+export const insertTaskRow = preparedQuery((db, value: Placeholder<keyof TasksTable>) =>
   db.insertInto('tasks').values(placeholderRow<Insertable<TasksTable>>(TASK_COLUMNS, value)),
 );
 

@@ -14,7 +14,7 @@ import { millis, toUsageLimits, toUsageRow } from '../task-row.js';
 
 // Every creation runs these two (prepared-query.ts); the sums and the lock only when a limit exists. The
 // account's and the key's limits come in one statement: on PostgreSQL each statement is a round trip.
-const limitsOf = preparedQuery((db, value: Placeholder<'accountId' | 'apiKeyId'>) =>
+export const limitsOf = preparedQuery((db, value: Placeholder<'accountId' | 'apiKeyId'>) =>
   db
     .selectFrom('accounts')
     .leftJoin('api_keys', (join) => join.on('api_keys.id', '=', value<string | null>('apiKeyId')))
@@ -46,12 +46,24 @@ export const USAGE_COLUMNS = {
   settled_at: true,
 } as const satisfies Record<keyof UsageRecordsTable, true>;
 
-const insertUsage = preparedQuery((db, value: Placeholder<keyof UsageRecordsTable>) =>
+export const insertUsage = preparedQuery((db, value: Placeholder<keyof UsageRecordsTable>) =>
   db.insertInto('usage_records').values(placeholderRow<Insertable<UsageRecordsTable>>(USAGE_COLUMNS, value)),
 );
 
 const hasLimit = (limits: UsageLimits | undefined): boolean =>
   limits !== undefined && (limits.monthlyVideoSeconds !== null || limits.monthlyBudgetMicros !== null);
+
+/** The row `limitsOf` read: whether the account or the API key has a monthly limit. */
+export function anyLimitIn(limits: LimitsRow): boolean {
+  return hasLimit(toUsageLimits(limits)) || hasLimit(toUsageLimits(keyLimitColumns(limits)));
+}
+
+type LimitsRow = Awaited<ReturnType<typeof limitsOf>>[number];
+
+const keyLimitColumns = (limits: LimitsRow) => ({
+  monthly_video_seconds: limits.key_monthly_video_seconds,
+  monthly_budget: limits.key_monthly_budget,
+});
 
 /** This month's reserved and settled usage of the account, or of one of its keys. */
 async function usedSince(
@@ -98,12 +110,7 @@ export async function reserveUsage(
     monthly_budget: limits.monthly_budget,
   };
   const accountLimit = accountRow && toUsageLimits(accountRow);
-  const keyLimit =
-    limits &&
-    toUsageLimits({
-      monthly_video_seconds: limits.key_monthly_video_seconds,
-      monthly_budget: limits.key_monthly_budget,
-    });
+  const keyLimit = limits && toUsageLimits(keyLimitColumns(limits));
 
   if (hasLimit(accountLimit) || hasLimit(keyLimit)) {
     // Read again under the lock: the limits as they are now, and the sums only after the creations ahead of
