@@ -1,9 +1,9 @@
 /**
  * Group commit on SQLite: writes grouped by `WriteGroups` (write-groups.ts) run in one transaction, each inside
  * a savepoint of its own, and each caller is answered after the commit that holds its rows, so nothing is
- * answered before it is durable (creations: sqlite-creation-groups.ts, for those its statements at once leave). A creation's commit (writing its pages to the WAL) was the largest cost of
- * `POST /v1/videos/generations`; grouped, the pages the creations share (the tables' and indexes' last pages)
- * are written once per group.
+ * answered before it is durable (creations: those sqlite-creation-groups.ts leaves to it). A creation's commit
+ * (writing its pages to the WAL) was the largest cost of `POST /v1/videos/generations`; grouped, the pages the
+ * creations share (the tables' and indexes' last pages) are written once per group.
  *
  * A write that fails is rolled back to its savepoint and its caller gets the error; the others commit. A group
  * of one runs in a plain transaction. The group runs on the store's one connection, as every transaction does,

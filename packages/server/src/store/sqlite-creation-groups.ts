@@ -38,22 +38,18 @@ export function sqliteCreationGroups(
       return checkingLimits(tasks);
     }
     const left = tasks.filter((task) => !created.has(task.id));
-    const outcomes = new Map<NewTask, Settled<TaskRecord>>();
-    if (left.length > 0) {
-      // Its transaction failing fails its creations only: the others are committed.
-      const checked = await checkingLimits(left).catch((error: unknown) =>
-        left.map((): Settled<TaskRecord> => ({ ok: false, error })),
-      );
-      left.forEach((task, index) => {
-        const outcome = checked[index];
-        if (outcome) outcomes.set(task, outcome);
-      });
-    }
+    // That transaction failing fails only the creations left to it: those made at once are committed.
+    const checked =
+      left.length > 0
+        ? await checkingLimits(left).catch((error: unknown) =>
+            left.map((): Settled<TaskRecord> => ({ ok: false, error })),
+          )
+        : [];
+    let next = 0;
     return tasks.map((task): Settled<TaskRecord> => {
       const record = created.get(task.id);
-      return record
-        ? { ok: true, result: record }
-        : (outcomes.get(task) ?? { ok: false, error: new Error('a grouped creation had no outcome') });
+      if (record) return { ok: true, result: record };
+      return checked[next++] ?? { ok: false, error: new Error('a grouped creation had no outcome') };
     });
   });
 }

@@ -53,17 +53,17 @@ export const insertUsage = preparedQuery((db, value: Placeholder<keyof UsageReco
 const hasLimit = (limits: UsageLimits | undefined): boolean =>
   limits !== undefined && (limits.monthlyVideoSeconds !== null || limits.monthlyBudgetMicros !== null);
 
-/** The row `limitsOf` read: whether the account or the API key has a monthly limit. */
-export function anyLimitIn(limits: LimitsRow): boolean {
-  return hasLimit(toUsageLimits(limits)) || hasLimit(toUsageLimits(keyLimitColumns(limits)));
-}
-
 type LimitsRow = Awaited<ReturnType<typeof limitsOf>>[number];
 
 const keyLimitColumns = (limits: LimitsRow) => ({
   monthly_video_seconds: limits.key_monthly_video_seconds,
   monthly_budget: limits.key_monthly_budget,
 });
+
+/** Whether the account or the API key of a row `limitsOf` read has a monthly limit. */
+export function anyLimitIn(limits: LimitsRow): boolean {
+  return hasLimit(toUsageLimits(limits)) || hasLimit(toUsageLimits(keyLimitColumns(limits)));
+}
 
 /** This month's reserved and settled usage of the account, or of one of its keys. */
 async function usedSince(
