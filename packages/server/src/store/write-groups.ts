@@ -1,7 +1,7 @@
 /**
  * Writes submitted while the event loop is busy, run together as one group: the requests that arrive in the
  * same turn, and those arriving while a group is being written, go in the next group. One group is written at
- * a time, so under load groups grow with the load and each costs one commit (group-commit.ts on SQLite,
+ * a time, so under load groups grow with the load and each costs one commit (sqlite-creation-groups.ts on SQLite,
  * pg-creation-groups.ts on PostgreSQL); a write arriving alone is written at once, alone. Reads that cost a
  * round trip each are grouped the same way, one statement a group (pg-task-reads.ts).
  */
