@@ -10,7 +10,9 @@
  * Files run several at a time (VIDEOGEN_TEST_CONCURRENCY, default 3): most of them wait on sockets, child
  * processes and the database rather than on the CPU, and each takes its own ports, temporary directories and
  * PostgreSQL schemas. `node --test` sorts the files by path whatever order they are given in.
- * Other arguments go to `node --test` (a reporter, `--test-name-pattern`).
+ * Other arguments go to `node --test` (a reporter, `--test-name-pattern`). The reporter is `spec` unless one is
+ * given: it ends with the failing tests, each with its error, where TAP (the default off a terminal) leaves them
+ * among thousands of lines, and a CI log that keeps only its tail would not show which test failed.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
@@ -38,10 +40,15 @@ if (missing.length > 0) {
 }
 
 const concurrency = process.env.VIDEOGEN_TEST_CONCURRENCY || '3';
-const child = spawn(process.execPath, ['--test', `--test-concurrency=${concurrency}`, ...passOn, ...files], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const reporter = passOn.some((arg) => arg.startsWith('--test-reporter')) ? [] : ['--test-reporter=spec'];
+const child = spawn(
+  process.execPath,
+  ['--test', `--test-concurrency=${concurrency}`, ...reporter, ...passOn, ...files],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 child.on('exit', (code, signal) => {
   process.exitCode = code ?? (signal ? 1 : 0);
 });
