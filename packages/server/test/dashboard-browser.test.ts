@@ -30,6 +30,7 @@ import {
 } from './helpers/browser.js';
 import { writeTestAudio, writeTestImage } from './helpers/media-fixtures.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
+import { until } from './helpers/until.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 /**
@@ -812,6 +813,70 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     await page.waitForURL((url) => url.hash.startsWith('#/tasks') && !url.hash.includes(taskId));
     const deleted = await withKey(server.url, developmentKey, `/v1/tasks/${taskId}`);
     assert.equal(deleted.status, 404);
+  });
+
+  it('shows the final callback of a task that ended while the list of its callbacks was on its way', async () => {
+    const created = await withKey(server.url, developmentKey, '/v1/videos/generations', {
+      model: 'videogen-2.0-text-to-video',
+      prompt: 'A long one, cancelled while its callbacks are read',
+      duration: 15,
+      quality: '1080p',
+      callback_url: `${receiver.url}/hooks/videogen`,
+    });
+    const taskId = created.body.id as string;
+    const path = `/v1/tasks/${taskId}`;
+    // Its task.processing callback delivered, so the list read below has nothing pending in it.
+    await until(async () => {
+      const listed = await withKey(server.url, developmentKey, `${path}/deliveries`);
+      const deliveries = listed.body.data as { event: string; status: string }[];
+      return deliveries.some((d) => d.event === 'task.processing' && d.status === 'succeeded');
+    }, 'the task.processing callback delivered');
+
+    // The page's first read of the list is answered as the server had it then, but only once the page has seen
+    // the task end: the order in which a slow answer and the task's event stream can arrive.
+    let fetched = () => {};
+    let timer: NodeJS.Timeout | undefined;
+    const listFetched = new Promise<void>((resolve, reject) => {
+      fetched = resolve;
+      timer = setTimeout(() => reject(new Error('the page did not ask for the list within 30 s')), 30_000);
+    }).finally(() => clearTimeout(timer));
+    // Awaited after the page has loaded: until then a timeout is not an unhandled rejection.
+    listFetched.catch(() => {});
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let first = true;
+    const list = `**${path}/deliveries`;
+    await page.route(list, async (route) => {
+      if (!first) return route.continue();
+      first = false;
+      const answer = await route.fetch();
+      fetched();
+      await held;
+      await route.fulfill({ response: answer });
+    });
+    try {
+      await page.goto(`${server.url}/dashboard#/tasks/${taskId}`);
+      await listFetched;
+      const cancelled = await withKey(server.url, developmentKey, `${path}/cancel`, {});
+      assert.equal(cancelled.body.status, 'failed');
+      await page.locator('.summary .status-failed').waitFor();
+      release();
+      // The stale list holds task.processing alone; the page reads the list again and shows the final callback.
+      await page
+        .locator('.delivery', { hasText: 'task.failed' })
+        .locator('.delivery-succeeded')
+        .waitFor({ timeout: 30_000 });
+    } finally {
+      release();
+      await page.unroute(list);
+      // Gone, whatever happened, so that the tests after this one list the tasks they expect.
+      await fetch(`${server.url}${path}`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${developmentKey}` },
+      });
+    }
   });
 
   it('lists the tasks of the session’s environment with filters, and switches environment', async () => {
