@@ -379,7 +379,9 @@ describe('VideogenClient against a real server', () => {
     });
 
     it('polls with a growing interval when asked to', async () => {
-      const task = await client.createTask(QUICK);
+      // A long render, cancelled once the first poll has seen it: the first poll cannot find it already final,
+      // however late the test process gets to send it (a quick render could end before that on a loaded machine).
+      const task = await client.createTask(SLOW);
       const recorder = recordingFetch();
       const recorded = new VideogenClient({
         baseUrl: server.url,
@@ -387,17 +389,24 @@ describe('VideogenClient against a real server', () => {
         fetch: recorder.fetch,
       });
       const seen: Task[] = [];
+      let cancelled: Promise<unknown> | undefined;
       const final = await recorded.waitForTask(task.id, {
         method: 'poll',
         pollInterval: 200,
         maxPollInterval: 400,
-        onProgress: (t) => seen.push(t),
+        onProgress: (t) => {
+          seen.push(t);
+          cancelled ??= client.cancelTask(task.id);
+        },
       });
-      assert.equal(final.status, 'completed');
+      await cancelled;
+      assert.equal(final.status, 'failed');
+      assert.equal(final.error?.code, 'cancelled');
       assert.ok(recorder.sent.length >= 2);
       assert.ok(recorder.paths().every((path) => path === `GET /v1/tasks/${task.id}`));
       assert.ok(seen.length >= 2);
-      assert.equal(seen.at(-1)?.status, 'completed');
+      assert.notEqual(seen[0]?.status, 'failed');
+      assert.equal(seen.at(-1)?.status, 'failed');
     });
 
     it('falls back to polling on a server without the events route', async () => {

@@ -672,6 +672,15 @@ describe('PostgreSQL', postgres, () => {
         const [first] = stores;
         assert.ok(first);
         await first.migrate();
+        // Every store's connections opened first, by claims that find nothing: otherwise the store that migrated,
+        // already connected, can take all 50 while the others connect on a loaded machine.
+        await Promise.all(
+          stores.flatMap((store, s) =>
+            Array.from({ length: 3 }, (_, slot) =>
+              store.claimTask({ workerId: `warm-${s}-${slot}`, leaseMs: 60_000, maxAttempts: 3 }),
+            ),
+          ),
+        );
         const tasks = await addTasks(first, 50);
         // Three claim loops per store, as a worker pool's slots would run.
         const perStore = await Promise.all(
@@ -718,6 +727,19 @@ describe('PostgreSQL', postgres, () => {
         await first.migrate();
         const [task] = await addTasks(first, 1);
         assert.ok(task);
+        // Every store's connections opened first, by claims that find nothing (as for tasks, above).
+        await Promise.all(
+          stores.flatMap((store, s) =>
+            Array.from({ length: 2 }, (_, slot) =>
+              store.claimDeliveries({
+                workerId: `warm-${s}-${slot}`,
+                leaseMs: 60_000,
+                limit: 4,
+                excludeHosts: [],
+              }),
+            ),
+          ),
+        );
         const ids = new Set<string>();
         for (let i = 0; i < 60; i++) {
           const delivery = deliveryFor(task);

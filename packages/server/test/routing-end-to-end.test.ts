@@ -160,11 +160,12 @@ describe('no fallback once the upstream accepted the job', () => {
       [
         'engines:',
         '  gpu:',
-        ...sglangEngine(gpu, ['    accept_timeout_seconds: 1']),
+        // 3 s: the job's POST to the fake, in this process, must be answered within it even on a loaded machine.
+        ...sglangEngine(gpu, ['    accept_timeout_seconds: 3']),
         'models:',
         `  ${ROUTED}: [gpu, local]`,
       ],
-      { VIDEOGEN_TASK_TIMEOUT_SECONDS: '6' },
+      { VIDEOGEN_TASK_TIMEOUT_SECONDS: '8' },
     );
     const { body: created } = await api.create({
       model: ROUTED,

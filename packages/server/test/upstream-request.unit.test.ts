@@ -98,7 +98,12 @@ describe('upstreamRequest', () => {
   it('stops waiting when the signal aborts, with its reason', async () => {
     script.set('/slow-retry', [{ status: 503, headers: { 'retry-after': '120' } }]);
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error('cancelled by test')), 100);
+    // Aborted once the server has answered the first attempt (however long that took), while the retry waits.
+    const aborter = setInterval(() => {
+      if (hits.get('/slow-retry') !== 1) return;
+      clearInterval(aborter);
+      controller.abort(new Error('cancelled by test'));
+    }, 5);
     const started = Date.now();
     await assert.rejects(
       upstreamRequest(

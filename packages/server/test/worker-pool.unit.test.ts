@@ -208,7 +208,8 @@ describe('worker pool', () => {
 
   it('stops a render past the time limit and fails the task with timeout', async () => {
     const aborted: unknown[] = [];
-    (await setUp(hangingEngine(aborted), { taskTimeoutMs: 300 })).start();
+    // 2 s: the limit runs from the claim, and the engine must have been started before it passes, loaded or not.
+    (await setUp(hangingEngine(aborted), { taskTimeoutMs: 2000 })).start();
     const task = await taskUntil(await createTask(), final);
     assert.equal(task.status, 'failed');
     assert.equal(task.error?.code, 'timeout');
