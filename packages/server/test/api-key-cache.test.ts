@@ -83,18 +83,19 @@ describe('revoked keys on SQLite', () => {
 });
 
 describe('revoked keys across two API processes on one PostgreSQL schema', postgres, () => {
-  const schema = freshSchemas()();
   const clock = manualClock();
   let first: TestService;
   let second: TestService;
+  // Before freshSchemas registers its own: the services are closed before their schema is dropped.
+  after(async () => {
+    await first?.close();
+    await second?.close();
+  });
+  const schema = freshSchemas()();
   before(async () => {
     const env = { VIDEOGEN_DATABASE_URL: TEST_DATABASE_URL, VIDEOGEN_DATABASE_SCHEMA: schema };
     first = await startTestService(env, { now: clock.now });
     second = await startTestService(env, { now: clock.now });
-  });
-  after(async () => {
-    await first?.close();
-    await second?.close();
   });
 
   it('are refused at once by the process that revoked them, and within 1 s by the other', async () => {

@@ -80,7 +80,6 @@ function renderingNow(worker: ServerProcess, fresh?: number): string | undefined
 }
 
 describe('a cluster on PostgreSQL and S3', postgres, () => {
-  const schema = freshSchemas()();
   let workDir: string;
   let s3: S3TestServer;
   let assets: AssetServer;
@@ -88,6 +87,14 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
   let env: NodeJS.ProcessEnv;
   const apis: ServerProcess[] = [];
   const workers: ServerProcess[] = [];
+  // Registered before freshSchemas registers its own: hooks run in that order, so the schema is dropped once no
+  // process of the cluster is left claiming in it (a drop beside live transactions can deadlock with them).
+  after(async () => {
+    await Promise.all([...apis, ...workers].map((p) => p.stop('SIGKILL')));
+    await Promise.all([assets?.close(), hook?.close(), s3?.close()]);
+    await rm(workDir, { recursive: true, force: true });
+  });
+  const schema = freshSchemas()();
 
   before(async () => {
     workDir = await mkdtemp(join(tmpdir(), 'videogen-cluster-'));
@@ -144,12 +151,6 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
     ]);
     apis.push(started[0]!);
     workers.push(...started.slice(1));
-  });
-
-  after(async () => {
-    await Promise.all([...apis, ...workers].map((p) => p.stop('SIGKILL')));
-    await Promise.all([assets?.close(), hook?.close(), s3?.close()]);
-    await rm(workDir, { recursive: true, force: true });
   });
 
   it('completes every task exactly once through a SIGKILL and a SIGTERM', { timeout: 600_000 }, async () => {
