@@ -109,10 +109,9 @@ export async function reserveUsage(
     monthly_video_seconds: limits.monthly_video_seconds,
     monthly_budget: limits.monthly_budget,
   };
-  const accountLimit = accountRow && toUsageLimits(accountRow);
   const keyLimit = limits && toUsageLimits(keyLimitColumns(limits));
 
-  if (hasLimit(accountLimit) || hasLimit(keyLimit)) {
+  if (limits && anyLimitIn(limits)) {
     // Read again under the lock: the limits as they are now, and the sums only after the creations ahead of
     // this one committed.
     const locked = lockRows
