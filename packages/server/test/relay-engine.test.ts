@@ -63,8 +63,11 @@ function close(server: Server): Promise<void> {
   return new Promise((resolve) => server.close(() => resolve()));
 }
 
-/** Forwards every request to `target` and records it. */
-async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+/**
+ * Forwards every request to `target()` and records it. The target is read per request: the proxies start
+ * before the upstream, which links to one of them and listens on a port of its own choosing.
+ */
+async function startRecordingProxy(target: () => string): Promise<RecordingProxy> {
   const seen: Seen[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -74,7 +77,7 @@ async function startRecordingProxy(target: string): Promise<RecordingProxy> {
     seen.push({ method, path: req.url ?? '', headers: req.headers, body: body.toString() });
     const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !HOP_BY_HOP.has(name)));
     try {
-      const answer = await request(`${target}${req.url}`, {
+      const answer = await request(`${target()}${req.url}`, {
         method: method as 'GET',
         headers: headers as Record<string, string>,
         body: body.length > 0 ? body : undefined,
@@ -149,19 +152,17 @@ function polledTaskIds(from: number): string[] {
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-relay-'));
-  const port = await freePort();
-  upstreamUrl = `http://127.0.0.1:${port}`;
-  apiProxy = await startRecordingProxy(upstreamUrl);
-  resultsProxy = await startRecordingProxy(upstreamUrl);
+  apiProxy = await startRecordingProxy(() => upstreamUrl);
+  resultsProxy = await startRecordingProxy(() => upstreamUrl);
   upstream = await startServer(
     serverEnv(join(dir, 'upstream-data'), {
-      VIDEOGEN_PORT: String(port),
       // Result links point at the second proxy: another origin than the relay's base URL.
       VIDEOGEN_PUBLIC_URL: resultsProxy.url,
       VIDEOGEN_WORKER_CONCURRENCY: '2',
       VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '1',
     }),
   );
+  upstreamUrl = upstream.listenUrl;
   const printed = await upstream.firstKey();
   assert.ok(printed, 'the upstream printed its first key');
   key = printed;

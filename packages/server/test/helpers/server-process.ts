@@ -10,7 +10,10 @@ export const CLI_PATH = fileURLToPath(new URL('../../src/cli/main.js', import.me
 
 export interface ServerProcess {
   readonly child: ChildProcess;
+  /** Its public URL, as it logs when serving (VIDEOGEN_PUBLIC_URL when that is set). */
   readonly url: string;
+  /** Where it listens, as Fastify logs it: the same as `url` unless VIDEOGEN_PUBLIC_URL names another. */
+  readonly listenUrl: string;
   /** Everything written to stdout so far. */
   stdout(): string;
   /** The development key a first start prints, if it printed one. */
@@ -46,7 +49,7 @@ export async function startServer(
   child.stderr?.on('data', (chunk: Buffer) => {
     err += chunk.toString();
   });
-  const url = await new Promise<string>((resolve, reject) => {
+  const [url, listenUrl] = await new Promise<[string, string]>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`server did not start in time:\n${out}\n${err}`)),
       timeoutMs,
@@ -54,9 +57,10 @@ export async function startServer(
     child.stdout?.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const match = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"videogen is serving"/.exec(out);
-      if (match?.[1]) {
+      const listening = /"msg":"Server listening at (http:\/\/[^"]+)"/.exec(out);
+      if (match?.[1] && listening?.[1]) {
         clearTimeout(timer);
-        resolve(match[1]);
+        resolve([match[1], listening[1]]);
       }
     });
     child.once('exit', (code) => {
@@ -67,6 +71,7 @@ export async function startServer(
   return {
     child,
     url,
+    listenUrl,
     stdout: () => out,
     printedKey: () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1],
     firstKey: (timeoutMs = 30_000) =>
