@@ -245,12 +245,10 @@ export async function renderTask(main, { params: [taskId = ''], signal }) {
     if (signal.aborted) return;
     // Taken before the list is asked for: a task that ends while the list is on its way has a final callback
     // the list cannot hold yet, so the list is read once more after the task has ended.
-    const runningBefore = task !== null && !isFinal(task);
+    const running = () => task !== null && !isFinal(task);
+    const runningBefore = running();
     const deliveries = await loadDeliveries();
-    const busy =
-      runningBefore ||
-      (task !== null && !isFinal(task)) ||
-      deliveries.some((delivery) => delivery.status === 'pending');
+    const busy = runningBefore || running() || deliveries.some((delivery) => delivery.status === 'pending');
     clearTimeout(deliveryTimer);
     if (busy && !signal.aborted) deliveryTimer = setTimeout(followDeliveries, DELIVERY_REFRESH_MS);
   }
