@@ -5,6 +5,8 @@
  * 2. creation: `POST /v1/videos/generations` vs a bare Fastify POST that parses the same body, with the queue
  *    cap on, at an empty queue and again with 20 000 pending tasks (inserted through SQL beforehand), to show
  *    whether creation depends on the queue's depth.
+ * Beside polling, its ceiling: the least an authenticated poll does (the key's hash looked up, a request id, the
+ * task made into JSON by its schema), with and without the store's read of the task, against the same floor.
  * On SQLite, then on PostgreSQL (VIDEOGEN_BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test,
  * in a fresh schema dropped afterwards; skipped with a message when it is unreachable). Only the API runs (no
  * workers), so created tasks stay pending. autocannon (20 connections) runs in this process, for the paths and
@@ -20,16 +22,18 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Type } from '@sinclair/typebox';
 import autocannon from 'autocannon';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Kysely, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
 import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/config.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
-import { newTaskId } from '../src/domain/identifiers.js';
+import { hashApiKey, newTaskId } from '../src/domain/identifiers.js';
 import { resultKey } from '../src/domain/storage-keys.js';
+import { SHARED_SCHEMAS, TaskSchema } from '../src/http/schemas.js';
 import { startService } from '../src/service.js';
 import type { Database } from '../src/store/database-schema.js';
 import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
@@ -100,18 +104,62 @@ async function compare(name: string, path: Load, floor: Load): Promise<{ measure
   return { measured: measured / slices, floor: floorTotal / slices };
 }
 
-/** The floors: a bare Fastify app answering a fixed JSON body, its POST parsing the request's JSON first. */
-async function bareApp(getBody: string, postBody: string): Promise<{ url: string; close(): Promise<void> }> {
+interface BareApp {
+  /** The floors' route: GET answers `getBody`, POST parses the request's JSON and answers `postBody`. */
+  readonly url: string;
+  /** Polling's ceiling: the least an authenticated poll does, on the same bare app (`bareApp`). */
+  readonly leastPollUrl: string;
+  /** The same, reading the task from the store as well. */
+  readonly leastPollWithReadUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The floors: a bare Fastify app answering a fixed JSON body, its POST parsing the request's JSON first. Beside
+ * them, polling's ceiling: a route doing only what no poll can do without, the SHA-256 of the key
+ * (`hashApiKey`) looked up in a map as the key cache's hit, the `x-request-id` header, and the task made into
+ * JSON by the API's own response schema; no rate limit, no metrics, no request log. A second route also reads
+ * the task from the store (`poll.read`), as a poll must. What a poll reaches against the floor cannot exceed
+ * what these routes reach (issue 18 asks 0.8).
+ */
+async function bareApp(
+  getBody: string,
+  postBody: string,
+  poll: { readonly secret: string; readonly task: unknown; readonly read: () => Promise<unknown> },
+): Promise<BareApp> {
   const bare: FastifyInstance = Fastify();
   bare.get('/bare', async (_request, reply) => reply.type('application/json').send(getBody));
   bare.post('/bare', async (request, reply) => {
     if (typeof request.body !== 'object' || request.body === null) throw new Error('no body parsed');
     return reply.type('application/json').send(postBody);
   });
+  for (const schema of SHARED_SCHEMAS) bare.addSchema(schema);
+  const keys = new Map([[hashApiKey(poll.secret), { id: 'bench' }]]);
+  let requests = 0;
+  const least = {
+    onRequest: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+      const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+      // An error answers 500, which fails the run like any answer but 2xx.
+      if (!match?.[1] || !keys.has(hashApiKey(match[1]))) return done(new Error('unknown key'));
+      reply.header('x-request-id', `req_${(requests++).toString(36)}`);
+      done();
+    },
+    schema: { response: { 200: Type.Ref(TaskSchema) } },
+  };
+  bare.get('/least/:task_id', least, async () => poll.task);
+  bare.get('/least-read/:task_id', least, async () => {
+    if (!(await poll.read())) throw new Error('the task was not read');
+    return poll.task;
+  });
   await bare.listen({ host: '127.0.0.1', port: 0 });
   const address = bare.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return { url: `http://127.0.0.1:${port}/bare`, close: () => bare.close() };
+  const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return {
+    url: `${origin}/bare`,
+    leastPollUrl: `${origin}/least/task`,
+    leastPollWithReadUrl: `${origin}/least-read/task`,
+    close: () => bare.close(),
+  };
 }
 
 /** Where a store lives, a second connection to insert the deep queue's rows with, and how to clean up. */
@@ -232,7 +280,12 @@ async function measureStore(setup: StoreSetup, dataDir: string): Promise<Row[]> 
     const polledBody = await (await fetch(`${base}/v1/tasks/${taskId}`, { headers: auth })).text();
     if (!polledBody.includes('"completed"'))
       throw new Error(`the bench task is not completed: ${polledBody}`);
-    bare = await bareApp(polledBody, createdBody);
+    const scope = { accountId: record.accountId, environment: record.environment };
+    bare = await bareApp(polledBody, createdBody, {
+      secret: key,
+      task: JSON.parse(polledBody),
+      read: () => service.store.getTask(taskId, scope),
+    });
 
     if (paths.has('poll')) {
       const polling = await compare(
@@ -241,6 +294,26 @@ async function measureStore(setup: StoreSetup, dataDir: string): Promise<Row[]> 
         { url: bare.url },
       );
       rows.push(ratioRow(`${setup.name}: polling GET /v1/tasks/{id}`, polling, 'bare Fastify GET'));
+      const least = await compare(
+        `${setup.name}-least-poll`,
+        { url: bare.leastPollUrl, headers: auth },
+        { url: bare.url },
+      );
+      rows.push(
+        ratioRow(
+          `${setup.name}: polling's ceiling (key hash and lookup, request id, the task by its schema)`,
+          least,
+          'bare Fastify GET',
+        ),
+      );
+      const leastWithRead = await compare(
+        `${setup.name}-least-poll-read`,
+        { url: bare.leastPollWithReadUrl, headers: auth },
+        { url: bare.url },
+      );
+      rows.push(
+        ratioRow(`${setup.name}: polling's ceiling and the store's read`, leastWithRead, 'bare Fastify GET'),
+      );
     }
     if (paths.has('create')) rows.push(...(await measureCreation(setup, base, auth, bare.url, record)));
     // autocannon stops with requests in flight and drops their connections; let their handlers end before
