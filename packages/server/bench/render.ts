@@ -7,12 +7,14 @@
  * its floor and its render alternately (floor, render, floor, render…), so a machine whose load changes during
  * the run moves both alike. CPU time counts this process and its ffmpeg children (Linux: /proc/self/stat's
  * cutime and cstime). Prints one markdown table: wall time and CPU time of the render and of its floor, the
- * ratios, and each fast model's CPU time over its standard model's.
+ * ratios, the least wall / floor the render's CPU time allows on this machine's cores (a render cannot end
+ * before its CPU time spread over every core has passed), and each fast model's CPU time over its standard
+ * model's.
  * Run with `npm run bench:render`. `BENCH_RENDER_RUNS` sets the runs per row, median taken (default 3);
  * `BENCH_RENDER_CASES` picks rows by name, comma-separated (e.g. `text-1080p-standard,reference-480p-fast`).
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type FrameSize, frameSize, type Quality } from '../src/domain/frame-size.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
@@ -27,6 +29,8 @@ import { writeTestAudio, writeTestImage, writeTestVideo } from '../test/helpers/
 const runs = Number(process.env.BENCH_RENDER_RUNS ?? 3);
 const only = process.env.BENCH_RENDER_CASES?.split(',').map((name) => name.trim());
 const DURATION = 5;
+/** The cores a render's CPU time can spread over, ffmpeg's threads and this process's together. */
+const cores = availableParallelism();
 /** Linux's USER_HZ, the unit of /proc/<pid>/stat's times: 100 on every mainstream architecture. */
 const CLOCK_TICKS_PER_SECOND = 100;
 
@@ -196,9 +200,9 @@ async function main(): Promise<void> {
     const cases = CASES.filter((row) => !only || only.includes(row.name));
     console.log(`5 s at ${OUTPUT_FPS} fps, 16:9, median of ${runs} runs, floor and render timed alternately`);
     console.log(
-      '| render | wall | CPU | floor | floor wall | floor CPU | wall / floor | CPU / floor | fast / standard CPU |',
+      `| render | wall | CPU | floor | floor wall | floor CPU | wall / floor | CPU / floor | least wall / floor on ${cores} cores | fast / standard CPU |`,
     );
-    console.log('|---|---|---|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|---|---|---|');
     const standardCpu = new Map<string, number>();
     for (const row of cases) {
       const job = jobFor(row, inputs[row.mode], dir);
@@ -225,6 +229,7 @@ async function main(): Promise<void> {
           fmt(floor.cpuMs),
           (cost.wallMs / floor.wallMs).toFixed(2),
           (cost.cpuMs / floor.cpuMs).toFixed(2),
+          (cost.cpuMs / cores / floor.wallMs).toFixed(2),
           standard ? (cost.cpuMs / standard).toFixed(2) : '',
         ].join(' | ')} |`,
       );
