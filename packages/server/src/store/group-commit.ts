@@ -1,9 +1,9 @@
 /**
- * Group commit on SQLite: writes grouped by `WriteGroups` (write-groups.ts) run in one transaction, each inside
- * a savepoint of its own, and each caller is answered after the commit that holds its rows, so nothing is
- * answered before it is durable (creations: those sqlite-creation-groups.ts leaves to it). A creation's commit
- * (writing its pages to the WAL) was the largest cost of `POST /v1/videos/generations`; grouped, the pages the
- * creations share (the tables' and indexes' last pages) are written once per group.
+ * Group commit on SQLite: writes grouped by `StatementGroups` (statement-groups.ts) run in one transaction,
+ * each inside a savepoint of its own, and each caller is answered after the commit that holds its rows, so
+ * nothing is answered before it is durable (creations: those sqlite-creation-groups.ts leaves to it). A
+ * creation's commit (writing its pages to the WAL) was the largest cost of `POST /v1/videos/generations`;
+ * grouped, the pages the creations share (the tables' and indexes' last pages) are written once per group.
  *
  * A write that fails is rolled back to its savepoint and its caller gets the error; the others commit. A group
  * of one runs in a plain transaction. The group runs on the store's one connection, as every transaction does,
@@ -12,7 +12,7 @@
  */
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { Database } from './database-schema.js';
-import type { GroupWriter, Settled } from './write-groups.js';
+import type { GroupRunner, Settled } from './statement-groups.js';
 
 // Compiled once: building a raw statement anew for each write showed in a creation's profile.
 const SAVEPOINT = CompiledQuery.raw('savepoint grouped_write');
@@ -22,7 +22,7 @@ const RELEASE_SAVEPOINT = CompiledQuery.raw('release grouped_write');
 export function groupCommit<Item, Result>(
   db: Kysely<Database>,
   write: (trx: Kysely<Database>, item: Item) => Promise<Result>,
-): GroupWriter<Item, Result> {
+): GroupRunner<Item, Result> {
   return async (items) => {
     const [only] = items;
     if (items.length === 1 && only !== undefined) {

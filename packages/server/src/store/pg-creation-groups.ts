@@ -1,5 +1,5 @@
 /**
- * Creations on PostgreSQL, grouped as they arrive (write-groups.ts): a group of several is one statement
+ * Creations on PostgreSQL, grouped as they arrive (statement-groups.ts): a group of several is one statement
  * (operations/create-unlimited-tasks.ts), which cost a third to a quarter of the time per task of one statement
  * each with 20 creations at a time here, mostly PostgreSQL's own work per statement and per commit on the same
  * 2 cores. A creation alone is the one-row statement (create-unlimited-task.ts).
@@ -15,7 +15,7 @@ import type { NewTask } from '../ports/store.js';
 import type { Database } from './database-schema.js';
 import { createUnlimitedTask } from './operations/create-unlimited-task.js';
 import { createUnlimitedTasks } from './operations/create-unlimited-tasks.js';
-import { type Settled, WriteGroups } from './write-groups.js';
+import { type Settled, StatementGroups } from './statement-groups.js';
 
 export interface Creation {
   readonly task: NewTask;
@@ -23,13 +23,13 @@ export interface Creation {
   readonly now: number;
 }
 
-export function pgCreationGroups(db: Kysely<Database>): WriteGroups<Creation, TaskRecord | undefined> {
+export function pgCreationGroups(db: Kysely<Database>): StatementGroups<Creation, TaskRecord | undefined> {
   const alone = (creation: Creation): Promise<Settled<TaskRecord | undefined>> =>
     createUnlimitedTask(db, creation.task, creation.now).then(
       (result) => ({ ok: true, result }),
       (error: unknown) => ({ ok: false, error }),
     );
-  return new WriteGroups(async (creations) => {
+  return new StatementGroups(async (creations) => {
     if (creations.length === 1) return Promise.all(creations.map(alone));
     let created: Map<string, TaskRecord>;
     try {

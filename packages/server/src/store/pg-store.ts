@@ -23,7 +23,7 @@ import {
 import { pgTaskReads, type TaskRead } from './pg-task-reads.js';
 import { PgWorkSignal, type PgWorkSignalOptions } from './pg-work-signal.js';
 import { holdPgWorkerLock } from './pg-worker-lock.js';
-import type { WriteGroups } from './write-groups.js';
+import type { StatementGroups } from './statement-groups.js';
 
 export interface PgStoreOptions extends PgDatabaseOptions {
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
@@ -49,8 +49,8 @@ export class PgStore extends KyselyStore {
   readonly #pool: PgDatabase['pool'];
   readonly #claims: PgDatabase;
   readonly #options: PgStoreOptions;
-  readonly #creations: WriteGroups<Creation, TaskRecord | undefined>;
-  readonly #reads: WriteGroups<TaskRead, TaskRecord | undefined>;
+  readonly #creations: StatementGroups<Creation, TaskRecord | undefined>;
+  readonly #reads: StatementGroups<TaskRead, TaskRecord | undefined>;
 
   constructor(options: PgStoreOptions) {
     const { db, pool } = openPgDatabase(options);

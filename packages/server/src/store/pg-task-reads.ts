@@ -1,6 +1,6 @@
 /**
- * Task reads on PostgreSQL (polls, above all), grouped as they arrive (write-groups.ts: the reads of one turn of
- * the event loop, and those arriving while a group is read, go in one group): a group of several is one
+ * Task reads on PostgreSQL (polls, above all), grouped as they arrive (statement-groups.ts: the reads of one
+ * turn of the event loop, and those arriving while a group is read, go in one group): a group of several is one
  * statement (operations/get-tasks.ts), the scope of each checked here as its own statement's `where` would. On
  * PostgreSQL each statement costs a round trip and the driver's work per query; one read alone is the one-row
  * statement (operations/get-task.ts).
@@ -10,7 +10,7 @@ import type { TaskRecord, TaskScope } from '../domain/task.js';
 import type { Database } from './database-schema.js';
 import { getTask } from './operations/get-task.js';
 import { getTasks } from './operations/get-tasks.js';
-import { WriteGroups } from './write-groups.js';
+import { StatementGroups } from './statement-groups.js';
 
 export interface TaskRead {
   readonly id: string;
@@ -21,8 +21,8 @@ export interface TaskRead {
 const inScope = (task: TaskRecord, scope: TaskScope | undefined): boolean =>
   scope === undefined || (task.accountId === scope.accountId && task.environment === scope.environment);
 
-export function pgTaskReads(db: Kysely<Database>): WriteGroups<TaskRead, TaskRecord | undefined> {
-  return new WriteGroups(async (reads) => {
+export function pgTaskReads(db: Kysely<Database>): StatementGroups<TaskRead, TaskRecord | undefined> {
+  return new StatementGroups(async (reads) => {
     const [only] = reads;
     if (reads.length === 1 && only) {
       return [{ ok: true, result: await getTask(db, only.id, only.scope) }];

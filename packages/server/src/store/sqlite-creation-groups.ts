@@ -1,5 +1,5 @@
 /**
- * Creations on SQLite, grouped as they arrive (write-groups.ts), each group one transaction: the creations
+ * Creations on SQLite, grouped as they arrive (statement-groups.ts), each group one transaction: the creations
  * without monthly limits (the common case) run at once, their statements straight on the store's connection
  * (operations/create-unlimited-tasks-now.ts); through Kysely, each statement and savepoint cost promise hops that
  * were 40 % of the store's time per creation. The transaction holds Kysely's connection, so that no transaction
@@ -19,18 +19,18 @@ import { groupCommit } from './group-commit.js';
 import { insertTask } from './operations/create-task.js';
 import { createUnlimitedTasksNow } from './operations/create-unlimited-tasks-now.js';
 import type { SqliteStatements } from './sqlite-statements.js';
-import { type Settled, WriteGroups } from './write-groups.js';
+import { type Settled, StatementGroups } from './statement-groups.js';
 
 export function sqliteCreationGroups(
   db: Kysely<Database>,
   connection: { readonly database: BetterSqlite3.Database; readonly statements: SqliteStatements },
   now: () => number,
-): WriteGroups<NewTask, TaskRecord> {
+): StatementGroups<NewTask, TaskRecord> {
   const checkingLimits = groupCommit(db, (trx, task: NewTask) => insertTask(trx, task, now(), false));
   const createAtOnce = connection.database.transaction((tasks: readonly NewTask[]) =>
     createUnlimitedTasksNow(connection.statements, tasks, now()),
   );
-  return new WriteGroups(async (tasks) => {
+  return new StatementGroups(async (tasks) => {
     let created: Map<string, TaskRecord>;
     try {
       created = await db.connection().execute(async () => createAtOnce.immediate(tasks));

@@ -18,7 +18,7 @@ import { SqliteStatements } from './sqlite-statements.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
 import { StatementCache } from './statement-cache.js';
-import type { WriteGroups } from './write-groups.js';
+import type { StatementGroups } from './statement-groups.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or `:memory:`. */
@@ -78,7 +78,7 @@ export class SqliteStore extends KyselyStore {
   readonly #checkpointer: Checkpointer | undefined;
   readonly #optimizer: { stop(): void };
   /** Creations arriving together share one commit (sqlite-creation-groups.ts). */
-  readonly #creations: WriteGroups<NewTask, TaskRecord>;
+  readonly #creations: StatementGroups<NewTask, TaskRecord>;
   readonly #statements: StatementCache;
   /** Polls read here (sqlite-reader.ts); absent in memory. */
   readonly #reader: SqliteReader | undefined;

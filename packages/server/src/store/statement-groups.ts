@@ -1,18 +1,18 @@
 /**
- * Writes submitted while the event loop is busy, run together as one group: the requests that arrive in the
- * same turn, and those arriving while a group is being written, go in the next group. One group is written at
- * a time, so under load groups grow with the load and each costs one commit (sqlite-creation-groups.ts on SQLite,
- * pg-creation-groups.ts on PostgreSQL); a write arriving alone is written at once, alone. Reads that cost a
- * round trip each are grouped the same way, one statement a group (pg-task-reads.ts).
+ * Database operations submitted while the event loop is busy, run together as one group: those that arrive in
+ * the same turn, and those arriving while a group runs, go in the next group. One group runs at a time, so under
+ * load groups grow with the load: a group of creations costs one commit (sqlite-creation-groups.ts on SQLite,
+ * pg-creation-groups.ts on PostgreSQL), a group of task reads one statement (pg-task-reads.ts, where each read
+ * costs a round trip); an operation arriving alone runs at once, alone.
  */
 
-/** What became of one write of a group. */
+/** What became of one operation of a group. */
 export type Settled<Result> =
   | { readonly ok: true; readonly result: Result }
   | { readonly ok: false; readonly error: unknown };
 
-/** Writes a group; answers one outcome per item, in order. A rejection fails every write of the group. */
-export type GroupWriter<Item, Result> = (items: readonly Item[]) => Promise<readonly Settled<Result>[]>;
+/** Runs a group; answers one outcome per item, in order. A rejection fails every operation of the group. */
+export type GroupRunner<Item, Result> = (items: readonly Item[]) => Promise<readonly Settled<Result>[]>;
 
 interface Waiting<Item, Result> {
   readonly item: Item;
@@ -20,18 +20,18 @@ interface Waiting<Item, Result> {
   reject(error: unknown): void;
 }
 
-/** Writes taken in one group at most: bounds how long one statement or transaction holds the database. */
+/** Operations taken in one group at most: bounds how long one statement or transaction holds the database. */
 const MOST_PER_GROUP = 256;
 
-export class WriteGroups<Item, Result> {
-  readonly #write: GroupWriter<Item, Result>;
+export class StatementGroups<Item, Result> {
+  readonly #run: GroupRunner<Item, Result>;
   #waiting: Waiting<Item, Result>[] = [];
   #scheduled = false;
-  /** The group being written, if any: `drain` waits for it. */
+  /** The group running, if any: `drain` waits for it. */
   #running: Promise<void> | undefined;
 
-  constructor(write: GroupWriter<Item, Result>) {
-    this.#write = write;
+  constructor(run: GroupRunner<Item, Result>) {
+    this.#run = run;
   }
 
   submit(item: Item): Promise<Result> {
@@ -41,7 +41,7 @@ export class WriteGroups<Item, Result> {
     });
   }
 
-  /** Resolves once every write submitted so far is written or refused. */
+  /** Resolves once every operation submitted so far has run or been refused. */
   async drain(): Promise<void> {
     while (this.#running || this.#waiting.length > 0) {
       if (this.#running) await this.#running;
@@ -66,7 +66,7 @@ export class WriteGroups<Item, Result> {
     const group = this.#waiting.splice(0, MOST_PER_GROUP);
     let outcomes: readonly Settled<Result>[];
     try {
-      outcomes = await this.#write(group.map((waiting) => waiting.item));
+      outcomes = await this.#run(group.map((waiting) => waiting.item));
     } catch (error) {
       for (const waiting of group) waiting.reject(error);
       return;
@@ -74,7 +74,7 @@ export class WriteGroups<Item, Result> {
     group.forEach((waiting, index) => {
       const outcome = outcomes[index];
       if (outcome?.ok) waiting.resolve(outcome.result);
-      else waiting.reject(outcome ? outcome.error : new Error('a grouped write had no outcome'));
+      else waiting.reject(outcome ? outcome.error : new Error('a grouped operation had no outcome'));
     });
   }
 }
