@@ -120,7 +120,7 @@ interface BareApp {
 /**
  * The floors: a bare Fastify app answering a fixed JSON body, its POST parsing the request's JSON first. Beside
  * them, polling's ceiling: a route doing only what no poll can do without, the SHA-256 of the key
- * (`hashApiKey`) looked up in a map as the key cache's hit, the `x-request-id` header, and the task made into
+ * (`hashApiKey`) looked up in a set as the key cache's hit, the `x-request-id` header, and the task made into
  * JSON by the API's own response schema; no rate limit, no metrics, no request log. A second route also reads
  * the task from the store (`poll.read`), as a poll must. What a poll reaches against the floor cannot exceed
  * what these routes reach (issue 18 asks 0.8). Creation's ceiling: the same hook, the body validated by the
@@ -139,7 +139,7 @@ async function bareApp(
     return reply.type('application/json').send(postBody);
   });
   for (const schema of SHARED_SCHEMAS) bare.addSchema(schema);
-  const keys = new Map([[hashApiKey(poll.secret), { id: 'bench' }]]);
+  const keys = new Set([hashApiKey(poll.secret)]);
   let requests = 0;
   const least = {
     onRequest: (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
@@ -368,6 +368,7 @@ async function measureCreation(
   const floor = { ...post, url: bare.url, headers: { 'content-type': 'application/json' } };
   const empty = await compare(`${setup.name}-create-empty`, create, floor);
   rows.push(ratioRow(`${setup.name}: POST /v1/videos/generations, empty queue`, empty, 'bare Fastify POST'));
+
   // Topped up to exactly `pendingDepth`: the empty-queue run left its own tasks pending.
   const missing = Math.max(0, pendingDepth - (await setup.countPending()));
   const now = Date.now();
