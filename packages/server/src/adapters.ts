@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { type Config, ConfigError } from './config.js';
 import { createEngines, routeEngines } from './engines/create-engines.js';
 import { defaultEnginesConfig, type EnginesConfig, loadEnginesFile } from './engines/engines-file.js';
+import { createOutboundAgent } from './outbound/outbound-agent.js';
 import type { Engine } from './ports/engine.js';
 import type { EngineRouter } from './ports/engine-router.js';
 import type { Storage } from './ports/storage.js';
@@ -111,6 +112,8 @@ export interface OpenedEngines {
   readonly engines: ReadonlyMap<string, Engine>;
   /** By model ID: the model IDs this process's workers claim. */
   readonly router: EngineRouter;
+  /** Closes the connections the engines keep to their model servers and providers. */
+  close(): Promise<void>;
 }
 
 /** The engines file `VIDEOGEN_ENGINES_FILE`, checked, or all six model IDs to the local engine. */
@@ -120,6 +123,12 @@ export function loadEnginesConfig(config: Pick<Config, 'enginesFile'>): EnginesC
 
 /** The engines of `VIDEOGEN_ENGINES_FILE`, or the local engine for all six model IDs. */
 export function openEngines(enginesConfig: EnginesConfig): OpenedEngines {
-  const engines = createEngines(enginesConfig);
-  return { config: enginesConfig, engines, router: routeEngines(enginesConfig, engines) };
+  const dispatcher = createOutboundAgent();
+  const engines = createEngines(enginesConfig, { dispatcher });
+  return {
+    config: enginesConfig,
+    engines,
+    router: routeEngines(enginesConfig, engines),
+    close: () => dispatcher.close(),
+  };
 }

@@ -72,6 +72,7 @@ export async function startService(
           config: enginesConfig,
           engines: new Map([[options.engine.name, options.engine]]),
           router: EngineRouter.all(options.engine),
+          close: async () => {},
         }
       : openEngines(enginesConfig)
     : undefined;
@@ -250,6 +251,7 @@ export async function startService(
       for (const stop of unsubscribe) stop?.();
       await signal.close();
       await dispatcher.close();
+      await engines?.close();
       await store.close();
       await scratch.close();
     },

@@ -14,6 +14,7 @@ import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
 import type { ComfyUiOptions } from '../src/engines/comfyui/comfyui-options.js';
 import { SamplingProgress } from '../src/engines/comfyui/sampling-progress.js';
 import { type Workflow, WorkflowTemplate } from '../src/engines/comfyui/workflow-template.js';
+import { createOutboundAgent } from '../src/outbound/outbound-agent.js';
 import { RunStopped } from '../src/runner/run-task.js';
 import { FakeComfyUi } from './fakes/comfyui-server.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
@@ -39,6 +40,8 @@ type Json = Record<string, unknown>;
 
 let dir: string;
 let comfy: FakeComfyUi;
+/** The service's agent for model servers (`openEngines`), so that the progress socket's upgrade goes through it too. */
+const modelServers = createOutboundAgent();
 const images: { red: string; blue: string } = { red: '', blue: '' };
 
 /** This file's jobs: 2 s of a paper boat, seed 1234. */
@@ -53,7 +56,7 @@ function engine(options: Partial<ComfyUiOptions> = {}, name = 'ltx'): ComfyUiEng
   return new ComfyUiEngine(
     name,
     { type: 'comfyui', base_url: comfy.baseUrl, workflow: TEXT_WORKFLOW, poll_interval_ms: 20, ...options },
-    { baseDir: FIXTURES },
+    { baseDir: FIXTURES, dispatcher: modelServers },
   );
 }
 
@@ -164,6 +167,7 @@ describe('comfyui engine', () => {
   });
 
   after(async () => {
+    await modelServers.close();
     await comfy.close();
     await rm(dir, { recursive: true, force: true });
   });

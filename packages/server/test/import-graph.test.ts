@@ -65,7 +65,7 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = Object.fromEntries(
   ['storage/', [...DOMAIN, ...PORTS, ...SHARED]],
   ['engines/', [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT]],
   ['http/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES]],
-  ['cli/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES]],
+  ['cli/', [...DOMAIN, ...PORTS, ...SHARED, ...USE_CASES, 'outbound/']],
   ...[...COMPOSITION_ROOT, ...CLI_ROOTS].map((unit) => [
     unit,
     [...DOMAIN, ...PORTS, ...SHARED, ...SUPPORT, ...USE_CASES, ...ADAPTERS, ...DELIVERY, ...COMPOSITION_ROOT],

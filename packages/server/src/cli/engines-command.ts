@@ -24,7 +24,8 @@ export async function enginesCommand(args: string[]): Promise<number> {
     options: { json: { type: 'boolean', default: false } },
     strict: true,
   });
-  const { config, engines } = openEngines(loadEnginesConfig(loadConfig()));
+  const opened = openEngines(loadEnginesConfig(loadConfig()));
+  const { config, engines } = opened;
   const results = await Promise.all(
     [...engines].map(async ([name, engine]): Promise<CheckResult> => {
       const models = [...config.models]
@@ -40,6 +41,7 @@ export async function enginesCommand(args: string[]): Promise<number> {
       }
     }),
   );
+  await opened.close();
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ file: config.file ?? null, engines: results }, null, 2)}\n`);
   } else {

@@ -31,6 +31,7 @@ import {
   type VideogenClient,
 } from '@videogen/client';
 import { API_CLIENT_OPTIONS, apiClientFrom, printJson, reportingApiErrors } from './api-client-options.js';
+import { downloadFetch } from './download-fetch.js';
 import { progressBar } from './progress-bar.js';
 import { UsageError } from './usage-error.js';
 
@@ -189,7 +190,7 @@ async function resolveAssets(
 export async function download(url: string, path: string, signal?: AbortSignal): Promise<void> {
   let response: Response;
   try {
-    response = await fetch(url, { signal });
+    response = await downloadFetch(url, signal);
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     const cause =

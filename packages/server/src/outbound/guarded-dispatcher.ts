@@ -11,8 +11,9 @@
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { buildConnector, type Dispatcher } from 'undici';
 import { isPublicAddress } from './address-policy.js';
+import { createOutboundAgent } from './outbound-agent.js';
 
 /** A refused outbound connection; found in the `cause` chain of the error undici rejects with. */
 export class OutboundBlockedError extends Error {
@@ -88,6 +89,6 @@ export function guardConnector(connect: buildConnector.connector): buildConnecto
 /** The dispatcher for every outbound request; close it on shutdown. */
 export function createGuardedDispatcher(options: GuardedDispatcherOptions): Dispatcher {
   const timeout = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
-  if (options.allowPrivateNetworks) return new Agent({ connect: buildConnector({ timeout }) });
-  return new Agent({ connect: guardConnector(buildConnector({ timeout, lookup: publicLookup })) });
+  if (options.allowPrivateNetworks) return createOutboundAgent({ connect: buildConnector({ timeout }) });
+  return createOutboundAgent({ connect: guardConnector(buildConnector({ timeout, lookup: publicLookup })) });
 }
