@@ -415,6 +415,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             updatedAt: T0,
             completedAt: null,
             engine: null,
+            upstreamJob: null,
           };
           assert.deepEqual(created, expected);
           assert.deepEqual(await store.getTask(id), expected);
@@ -711,6 +712,30 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(Object.fromEntries((await store.engineStats()).inFlight), { gpu: 1 });
         }));
 
+      it('keeps a task whose upstream job was accepted on its engine through a hand-back and a lapsed lease', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope, TEXT);
+          const first = await claimRouted(store, 'w-1', routing(new Map([[TEXT, routeOf(['ark'])]])));
+          assert.equal(first?.engine, 'ark');
+          assert.ok(first);
+          const job = { engine: 'ark', id: 'cgt-20261129-1', data: { region: 'ap' }, submittedAt: clock.now };
+          assert.equal(await store.recordUpstreamJob(claimOf(first), job), true);
+          assert.deepEqual((await mustGet(store, task.id)).upstreamJob, job);
+          assert.ok(await store.releaseTask(claimOf(first)));
+          // The route now says gpu first: the task stays with ark, which has its job.
+          const moved = routing(new Map([[TEXT, routeOf(['gpu'], ['ark'])]]));
+          const second = await claimRouted(store, 'w-2', moved);
+          assert.equal(second?.engine, 'ark');
+          assert.deepEqual(second?.upstreamJob, job);
+          clock.now += LEASE + 1;
+          const third = await claimRouted(store, 'w-3', moved);
+          assert.equal(third?.engine, 'ark', 'a lapsed lease changes nothing either');
+          assert.deepEqual(third?.upstreamJob, job);
+          assert.equal(await store.recordUpstreamJob(claimOf(first), { ...job, id: 'cgt-other' }), false);
+          assert.deepEqual((await mustGet(store, task.id)).upstreamJob, job, 'a stale claim writes nothing');
+        }));
+
       it('holds max_concurrency across concurrent claims, and frees the slot when a task ends or its lease expires', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);
@@ -891,6 +916,8 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             assert.equal(await store.completeTask(c, 'results/x.mp4'), false, label);
             assert.equal(await store.failTask(c, { code: 'generation_failed', message: 'no' }), false, label);
             assert.equal(await store.releaseTask(c), false, label);
+            const job = { engine: 'ark', id: 'cgt-stale', submittedAt: clock.now };
+            assert.equal(await store.recordUpstreamJob(c, job), false, label);
           }
           assert.deepEqual(await mustGet(store, second.id), before);
           assert.equal(await store.reportProgress(claimOf(second), 50), true);

@@ -4,6 +4,7 @@ import type { AspectRatio, Quality } from './frame-size.js';
 import type { GenerationParams } from './generation-request.js';
 import type { ModelId } from './models.js';
 import { unixSeconds } from './unix-seconds.js';
+import type { UpstreamJob } from './upstream-job.js';
 
 export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -60,6 +61,8 @@ export interface TaskRecord extends TaskScope {
   readonly completedAt: number | null;
   /** The engine (its name in the engines file) the task runs or last ran on; null until claimed. */
   readonly engine: string | null;
+  /** The job its remote engine's upstream accepted, which the next run resumes; null until one did. */
+  readonly upstreamJob: UpstreamJob | null;
 }
 
 /** The task object of docs/decisions.md#task-object, as `GET /v1/tasks/{id}` returns it. */

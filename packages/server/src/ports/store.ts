@@ -16,6 +16,7 @@ import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { TaskListQuery } from '../domain/task-list-query.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
+import type { UpstreamJob } from '../domain/upstream-job.js';
 import type { UsageGrouping, UsageLimits } from '../domain/usage.js';
 import type { UsageSum } from '../domain/usage-report.js';
 import type { WorkSignal } from './work-signal.js';
@@ -395,6 +396,11 @@ export interface ClaimStore {
    * no longer current.
    */
   recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean>;
+  /**
+   * Stores the job the task's remote engine submitted, when its upstream accepted it; a later claim of the task
+   * carries it (and keeps the task on its engine). False when the claim is no longer current.
+   */
+  recordUpstreamJob(claim: Claim, job: UpstreamJob): Promise<boolean>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

@@ -14,6 +14,7 @@ import type { FixedAspectRatio } from '../domain/frame-size.js';
 import type { ModelId } from '../domain/models.js';
 import type { Environment, TaskError, TaskRecord, TaskScope } from '../domain/task.js';
 import type { FileRecord } from '../domain/uploaded-file.js';
+import type { UpstreamJob } from '../domain/upstream-job.js';
 import type { UsageLimits } from '../domain/usage.js';
 import type {
   Account,
@@ -89,6 +90,7 @@ import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
 import { recordEngineOutcome } from './operations/record-engine-outcome.js';
 import { recordSignInFailure } from './operations/record-sign-in-failure.js';
+import { recordUpstreamJob } from './operations/record-upstream-job.js';
 import { registerWorker } from './operations/register-worker.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
@@ -378,6 +380,10 @@ export abstract class KyselyStore implements Store {
 
   recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean> {
     return recordAspectRatio(this.db, claim, ratio, this.now());
+  }
+
+  recordUpstreamJob(claim: Claim, job: UpstreamJob): Promise<boolean> {
+    return recordUpstreamJob(this.db, claim, job, this.now());
   }
 
   completeTask(claim: Claim, resultKey: string): Promise<boolean> {

@@ -2,6 +2,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { TaskRecord } from '../domain/task.js';
+import type { UpstreamJob } from '../domain/upstream-job.js';
 import type { UsageLimits } from '../domain/usage.js';
 import type { Account, ApiKeyRecord, NewTask } from '../ports/store.js';
 import type { AccountsTable, ApiKeysTable, TasksTable, UsageRecordsTable } from './database-schema.js';
@@ -36,6 +37,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     updatedAt: millis(row.updated_at),
     completedAt: nullableMillis(row.completed_at),
     engine: row.engine,
+    upstreamJob: row.upstream_job === null ? null : (JSON.parse(row.upstream_job) as UpstreamJob),
   };
 }
 
@@ -60,6 +62,7 @@ export function toTaskRow(task: NewTask, now: number): Required<Insertable<Tasks
     completed_at: null,
     engine: null,
     api_key_id: task.apiKeyId ?? null,
+    upstream_job: null,
   };
 }
 

@@ -15,6 +15,7 @@ import * as usageAndBudgets from './0009-usage-and-budgets.js';
 import * as workers from './0010-workers.js';
 import * as taskListIndexes from './0011-task-list-indexes.js';
 import * as deliveryHostIndex from './0012-delivery-host-index.js';
+import * as upstreamJobs from './0013-upstream-jobs.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -29,6 +30,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0010-workers': workers,
   '0011-task-list-indexes': taskListIndexes,
   '0012-delivery-host-index': deliveryHostIndex,
+  '0013-upstream-jobs': upstreamJobs,
 };
 
 /** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */

@@ -189,8 +189,16 @@ function buildClaim(db: Kysely<Database>, value: Placeholder<ClaimValueName>, sh
       lease_owner: value<string>('workerId'),
       lease_expires_at: value<number>('leaseUntil'),
       updated_at: value<number>('now'),
-      // The engine of the row's model, the map one parameter (list-parameters.ts).
-      ...(shape.engines && { engine: textAtEntries(db, value('engines'), eb.ref('model')) }),
+      // The engine of the row's model, the map one parameter (list-parameters.ts); a task whose upstream job
+      // was accepted stays on the engine that has it, which the next run resumes.
+      ...(shape.engines && {
+        engine: eb
+          .case()
+          .when('upstream_job', 'is', null)
+          .then(textAtEntries(db, value('engines'), eb.ref('model')))
+          .else(eb.ref('engine'))
+          .end(),
+      }),
     }))
     .where('id', '=', candidate)
     // Repeated on the row itself: under PostgreSQL's READ COMMITTED the candidate may have been taken

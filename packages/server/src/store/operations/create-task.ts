@@ -27,6 +27,7 @@ export const TASK_COLUMNS = {
   completed_at: true,
   engine: true,
   api_key_id: true,
+  upstream_job: true,
 } as const satisfies Record<keyof TasksTable, true>;
 
 /** Every column, for a `RETURNING` that must not be `*` (a named statement's, pg-named-statements.ts). */
