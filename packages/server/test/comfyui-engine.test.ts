@@ -15,7 +15,7 @@ import type { ComfyUiOptions } from '../src/engines/comfyui/comfyui-options.js';
 import { SamplingProgress } from '../src/engines/comfyui/sampling-progress.js';
 import { type Workflow, WorkflowTemplate } from '../src/engines/comfyui/workflow-template.js';
 import { createOutboundAgent } from '../src/outbound/outbound-agent.js';
-import { RunStopped } from '../src/runner/run-task.js';
+import { RunStopped } from '../src/runner/run-stopped.js';
 import { FakeComfyUi } from './fakes/comfyui-server.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import { mp4Facts } from './helpers/mp4-facts.js';

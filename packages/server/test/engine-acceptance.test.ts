@@ -72,7 +72,9 @@ function recorder(deadlineMs?: number): { events: string[]; context: RenderConte
   const events: string[] = [];
   const context: RenderContext = {
     ...renderContext(undefined, { deadlineMs, onProgress: () => events.push('progress') }),
-    onAccepted: () => events.push('accepted'),
+    onAccepted: () => {
+      events.push('accepted');
+    },
   };
   return { events, context };
 }

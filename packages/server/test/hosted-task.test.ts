@@ -20,26 +20,35 @@ import { startTestService } from './helpers/test-service.js';
 interface Script {
   readonly steps: HostedTaskSteps<string>;
   readonly cancelled: string[];
+  readonly polled: string[];
+  readonly submissions: number;
   readonly polls: number;
 }
 
 /** A provider whose polls answer `statuses` in turn (the last one again once they run out). */
 function provider(statuses: readonly (HostedStatus<string> | Error)[]): Script {
   const cancelled: string[] = [];
+  const polled: string[] = [];
   let polls = 0;
+  let submissions = 0;
   return {
     cancelled,
+    polled,
     get polls() {
       return polls;
     },
+    get submissions() {
+      return submissions;
+    },
     steps: {
-      submit: async () => 'up-1',
-      poll: async () => {
+      submit: async () => ({ id: `up-${++submissions}` }),
+      poll: async ({ id }) => {
+        polled.push(id);
         const status = statuses[Math.min(polls++, statuses.length - 1)];
         if (status instanceof Error) throw status;
         return status as HostedStatus<string>;
       },
-      cancel: async (id) => {
+      cancel: async ({ id }) => {
         cancelled.push(id);
       },
     },
@@ -130,8 +139,13 @@ describe('a hosted task', () => {
         return poll(id);
       },
     };
-    await runHostedTask(steps, { ...options(), onAccepted: () => events.push('accepted') });
-    assert.deepEqual(events, ['submit', 'submitted', 'accepted', 'poll', 'poll']);
+    await runHostedTask(steps, {
+      ...options(),
+      onAccepted: (job) => {
+        events.push(`accepted ${job.id}`);
+      },
+    });
+    assert.deepEqual(events, ['submit', 'submitted', 'accepted up-1', 'poll', 'poll']);
   });
 
   it('does not call onAccepted when submit rejects', async () => {
@@ -149,12 +163,48 @@ describe('a hosted task', () => {
     };
     const error = await runHostedTask(steps, {
       ...options(),
-      onAccepted: () => accepted.push('accepted'),
+      onAccepted: () => {
+        accepted.push('accepted');
+      },
     }).catch((caught: unknown) => caught);
     assert.equal(error, refused);
     assert.deepEqual(accepted, []);
     assert.equal(script.polls, 0);
     assert.deepEqual(script.cancelled, [], 'nothing to cancel without an id');
+  });
+
+  it('leaves the job running upstream when the stop hands it over, and cancels it when it does not', async () => {
+    for (const handsOver of [true, false]) {
+      const controller = new AbortController();
+      const script = provider([{ state: 'running' }]);
+      const running = runHostedTask(script.steps, {
+        ...options({ signal: controller.signal }),
+        handsOver: () => handsOver,
+      });
+      while (script.polls === 0) await new Promise((resolve) => setImmediate(resolve));
+      controller.abort(new Error('shutdown'));
+      await assert.rejects(running);
+      assert.deepEqual(script.cancelled, handsOver ? [] : ['up-1'], `handsOver ${handsOver}`);
+    }
+  });
+
+  it('resumes the job an earlier run submitted: polls it to its end, submits nothing, accepts nothing', async () => {
+    const script = provider([
+      { state: 'running' },
+      { state: 'succeeded', result: 'https://provider.test/v.mp4' },
+    ]);
+    const accepted: string[] = [];
+    const result = await runHostedTask(script.steps, {
+      ...options(),
+      resume: { id: 'up-earlier' },
+      onAccepted: (job) => {
+        accepted.push(job.id);
+      },
+    });
+    assert.equal(result, 'https://provider.test/v.mp4');
+    assert.equal(script.submissions, 0);
+    assert.deepEqual(script.polled, ['up-earlier', 'up-earlier']);
+    assert.deepEqual(accepted, []);
   });
 
   it('cancels upstream when the provider stops answering', async () => {

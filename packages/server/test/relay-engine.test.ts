@@ -17,7 +17,7 @@ import { RelayEngine } from '../src/engines/relay/relay-engine.js';
 import type { RelayOptions } from '../src/engines/relay/relay-options.js';
 import { readRelayTask, relayFailure } from '../src/engines/relay/relay-task.js';
 import type { RenderJob } from '../src/ports/engine.js';
-import { RunStopped } from '../src/runner/run-task.js';
+import { RunStopped } from '../src/runner/run-stopped.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { imageMeanColour, writeTestImage } from './helpers/media-fixtures.js';

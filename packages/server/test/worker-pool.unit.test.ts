@@ -16,7 +16,7 @@ import type { TaskRecord } from '../src/domain/task.js';
 import { EngineRouter } from '../src/engines/engine-router.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { Engine, RenderContext, RenderJob } from '../src/ports/engine.js';
-import { RunStopped } from '../src/runner/run-task.js';
+import { RunStopped } from '../src/runner/run-stopped.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';

@@ -8,6 +8,7 @@
 import type { FrameSize } from '../domain/frame-size.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField, ModelDefinition } from '../domain/models.js';
+import type { UpstreamHandle } from '../domain/upstream-job.js';
 
 export interface LocalAsset {
   readonly field: AssetField;
@@ -40,7 +41,7 @@ export interface RenderJob {
 }
 
 export interface RenderContext {
-  /** Aborted on cancel, lost lease or shutdown: stop promptly and reject. */
+  /** Aborted on cancel, lost lease, shutdown or the time limit: stop promptly and reject. */
   readonly signal: AbortSignal;
   /** When the task's time limit runs out (epoch ms); the signal aborts then. Retries must not outlast it. */
   readonly deadline: number;
@@ -50,8 +51,18 @@ export interface RenderContext {
    * Called once, when the upstream has taken the job (the model server answered the submission with a job id,
    * the command started, the local renderer began). Until then a failure to reach the upstream may move the
    * task to the next engine of its route; from then on it never does, since the upstream may still finish.
+   * A remote engine passes the job's handle and waits for the promise: the handle is then stored with the
+   * task, and the next run of the task resumes the job (`resume`) rather than submitting another.
    */
-  onAccepted?(): void;
+  onAccepted?(handle?: UpstreamHandle): void | Promise<void>;
+  /** The job an earlier run of the task submitted: poll it to its end, never submit again (not even on failure). */
+  readonly resume?: UpstreamHandle;
+  /**
+   * Whether the abort of `signal` hands the upstream job over to a later run (a shutdown, a lost lease, with the
+   * job stored): then the engine leaves the job running upstream. Otherwise (the client's cancel, the time limit,
+   * or a job nobody else knows of) it cancels the job upstream on its way out. Absent: always cancel.
+   */
+  handsOver?(): boolean;
 }
 
 export interface Engine {

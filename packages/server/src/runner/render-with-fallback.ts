@@ -14,11 +14,13 @@ import type { Logger } from 'pino';
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { TaskFailure } from '../domain/errors.js';
 import type { TaskRecord } from '../domain/task.js';
+import type { UpstreamHandle, UpstreamJob } from '../domain/upstream-job.js';
 import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
-import type { Claim, RoutingStore } from '../ports/store.js';
+import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
 import type { RunDirectory } from './run-directory.js';
+import { handsOver } from './run-stopped.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
 const CAPACITY_RETRY_MS = 1000;
@@ -35,7 +37,7 @@ class AcceptTimeout extends TaskFailure {
 }
 
 export interface FallbackDependencies {
-  readonly store: RoutingStore;
+  readonly store: RoutingStore & Pick<ClaimStore, 'recordUpstreamJob'>;
   readonly engines: EngineRouter;
   readonly leaseMs: number;
   readonly logger: Logger;
@@ -61,19 +63,27 @@ export async function renderWithFallback(
 ): Promise<{ engine: string; outputPath: string }> {
   const { task } = run;
   const route: EngineRoute = deps.engines.routeFor(task.model) ?? [];
-  let engineName = task.engine ?? route[0]?.[0]?.engine;
+  // A job an earlier run submitted is resumed on the engine that has it, whatever the route says now.
+  const resumed = task.upstreamJob ?? undefined;
+  let engineName = resumed?.engine ?? task.engine ?? route[0]?.[0]?.engine;
   const tried = new Set<string>();
   for (;;) {
     const engine = engineName === undefined ? undefined : deps.engines.engine(engineName);
     if (!engine || engineName === undefined) {
-      throw new TaskFailure('internal_error', `No engine is configured for ${task.model}.`);
+      throw new TaskFailure(
+        'internal_error',
+        resumed
+          ? `The task's job was submitted to engine "${resumed.engine}", which is no longer configured.`
+          : `No engine is configured for ${task.model}.`,
+      );
     }
     tried.add(engineName);
     const workDir = await run.directory.engine(tried.size);
     const outputPath = join(workDir, 'output.mp4');
-    const canMoveOn = routeEngines(route).some((name) => !tried.has(name));
+    const resume = tried.size === 1 ? resumed : undefined;
+    const canMoveOn = !resume && routeEngines(route).some((name) => !tried.has(name));
     const acceptMs = canMoveOn ? deps.engines.acceptTimeoutMs(engineName) : undefined;
-    const attempt = await attemptRender(engine, { ...run, workDir, outputPath }, acceptMs);
+    const attempt = await attemptRender(engine, { ...run, workDir, outputPath, resume }, acceptMs, deps);
     if (attempt.ok) {
       await feedCircuit(deps, engineName, 'succeeded');
       return { engine: engineName, outputPath };
@@ -101,9 +111,15 @@ type Attempt =
 
 async function attemptRender(
   engine: Engine,
-  run: FallbackRun & { readonly workDir: string; readonly outputPath: string },
+  run: FallbackRun & {
+    readonly workDir: string;
+    readonly outputPath: string;
+    /** The job an earlier run submitted to this engine. */
+    readonly resume: UpstreamJob | undefined;
+  },
   /** How long the engine has to accept the job; undefined: the task's whole time limit. */
   acceptMs: number | undefined,
+  deps: FallbackDependencies,
 ): Promise<Attempt> {
   // A stop that came during the steps before this attempt (assets, the reroute): an abort event already fired
   // never reaches a listener added now, so the engine would wait for it for ever.
@@ -111,7 +127,9 @@ async function attemptRender(
   const attempt = new AbortController();
   const forward = () => attempt.abort(run.signal.reason);
   run.signal.addEventListener('abort', forward, { once: true });
-  let accepted = false;
+  let accepted = run.resume !== undefined;
+  // Whether the store has the job, so that a later run can resume it: only then may a stop leave it running.
+  let stored = run.resume !== undefined;
   const acceptTimer =
     acceptMs !== undefined
       ? setTimeout(() => {
@@ -125,10 +143,15 @@ async function attemptRender(
         signal: attempt.signal,
         deadline: run.deadline,
         onProgress: run.onProgress,
-        onAccepted: () => {
+        onAccepted: async (handle) => {
           accepted = true;
           clearTimeout(acceptTimer);
+          if (handle) stored = await storeJob(deps, run.claim, { ...handle, engine: engine.name });
         },
+        ...(run.resume
+          ? { resume: { id: run.resume.id, ...(run.resume.data && { data: run.resume.data }) } }
+          : {}),
+        handsOver: () => stored && handsOver(run.signal.reason),
       },
     );
     run.signal.throwIfAborted();
@@ -141,6 +164,24 @@ async function attemptRender(
   } finally {
     clearTimeout(acceptTimer);
     run.signal.removeEventListener('abort', forward);
+  }
+}
+
+/** Stores the job the engine's upstream accepted; false when it could not be (the job then ends with this run). */
+async function storeJob(
+  deps: FallbackDependencies,
+  claim: Claim,
+  handle: UpstreamHandle & { engine: string },
+) {
+  const job: UpstreamJob = { ...handle, submittedAt: Date.now() };
+  try {
+    const stored = await deps.store.recordUpstreamJob(claim, job);
+    if (!stored)
+      deps.logger.warn({ upstream_id: job.id }, 'the claim was lost before the upstream job was stored');
+    return stored;
+  } catch (error) {
+    deps.logger.warn({ err: error, upstream_id: job.id }, 'could not store the upstream job');
+    return false;
   }
 }
 

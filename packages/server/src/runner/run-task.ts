@@ -16,13 +16,14 @@ import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
-import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
+import type { Claim, ClaimStore, RoutingStore, TaskStore } from '../ports/store.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 import { RunDirectory } from './run-directory.js';
+import { claimEndedFor, RunStopped, type StopReason } from './run-stopped.js';
 
 export interface RunTaskDependencies {
-  readonly store: ClaimStore & RoutingStore;
+  readonly store: ClaimStore & RoutingStore & Pick<TaskStore, 'getTask'>;
   readonly storage: Storage;
   readonly engines: EngineRouter;
   readonly dispatcher: Dispatcher;
@@ -42,18 +43,6 @@ export interface RunTaskDependencies {
    */
   readonly onStatusChange?: (task?: TaskRecord) => void;
   readonly metrics?: Metrics;
-}
-
-/** Why a run was stopped from outside. */
-export type StopReason = 'shutdown' | 'lease_lost' | 'timeout' | 'cancelled';
-
-export class RunStopped extends Error {
-  readonly reason: StopReason;
-  constructor(reason: StopReason) {
-    super(`run stopped: ${reason}`);
-    this.name = 'RunStopped';
-    this.reason = reason;
-  }
 }
 
 export interface RunningTask {
@@ -115,7 +104,12 @@ async function execute(
       deps.store.renewLease(claim, deps.leaseMs).then(
         (held) => {
           if (held) heldUntil = renewedAt + deps.leaseMs;
-          else stop('lease_lost');
+          // The client's cancel ends the claim too, and unlike a lost lease it ends the upstream job.
+          else
+            deps.store.getTask(task.id).then(
+              (now) => stop(claimEndedFor(now)),
+              () => stop('lease_lost'),
+            );
         },
         (error: unknown) => {
           log.warn({ err: error }, 'lease renewal failed');
@@ -125,7 +119,12 @@ async function execute(
     },
     Math.max(250, Math.floor(deps.leaseMs / 3)),
   );
-  const deadline = setTimeout(() => stop('timeout'), deps.taskTimeoutMs);
+  // A resumed job's time limit runs from its submission, not from each run that picks it up again.
+  const limitStart = task.upstreamJob?.submittedAt ?? Date.now();
+  const deadline = setTimeout(
+    () => stop('timeout'),
+    Math.max(0, limitStart + deps.taskTimeoutMs - Date.now()),
+  );
   const progress = new ProgressReporter((value) => deps.store.reportProgress(claim, value));
   let directory: RunDirectory | undefined;
   const started = Date.now();
@@ -168,7 +167,7 @@ async function execute(
         job: { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets },
         directory,
         signal,
-        deadline: started + deps.taskTimeoutMs,
+        deadline: limitStart + deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
       },
       { ...deps, logger: log },

@@ -8,6 +8,7 @@ import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } fro
 import { settlesWithin } from '../process/settles-within.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
 import { RunDirectory } from './run-directory.js';
+import { claimEndedFor } from './run-stopped.js';
 import { type RunningTask, type RunTaskDependencies, runTask, scratchParent } from './run-task.js';
 
 /** How often a pool looks for pools that died (PostgreSQL: their worker lock is gone). */
@@ -132,7 +133,7 @@ export class WorkerPool {
       [...this.#running].map(async (running) => {
         const task = await this.#options.store.getTask(running.taskId).catch(() => undefined);
         if (task && (task.status !== 'processing' || task.leaseOwner !== this.workerId))
-          running.stop('cancelled');
+          running.stop(claimEndedFor(task));
       }),
     );
   }

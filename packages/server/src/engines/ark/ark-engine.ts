@@ -125,13 +125,13 @@ export class ArkEngine implements Engine {
         const answer = await this.#json(call, upstream, (status, error) =>
           createRefusal(this.#label, status, error),
         );
-        return createdTaskId(answer, this.#label);
+        return { id: createdTaskId(answer, this.#label) };
       },
-      poll: async (id) => {
+      poll: async ({ id }) => {
         const call: UpstreamCall = { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() };
         return arkTaskStatus(await this.#json(call, upstream), this.#label);
       },
-      cancel: (id) => this.#cancel(id),
+      cancel: ({ id }) => this.#cancel(id),
     };
     await renderHosted(job, context, {
       label: this.#label,

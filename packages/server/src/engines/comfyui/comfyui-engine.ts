@@ -110,7 +110,9 @@ export class ComfyUiEngine implements Engine {
     await mkdir(job.workDir, { recursive: true });
     await mkdir(dirname(job.outputPath), { recursive: true });
 
-    const clientId = randomUUID();
+    // A resumed prompt's progress goes to the client that queued it: the same ID again.
+    const { resume } = context;
+    const clientId = resume?.data?.client_id ?? randomUUID();
     const progress = new SamplingProgress(this.#template.samplerNodes(), SAMPLING_SHARE);
     let reported = 0;
     const report = (fraction: number): void => {
@@ -138,17 +140,26 @@ export class ComfyUiEngine implements Engine {
     });
 
     try {
-      const values = jobValues(job);
-      for (const [placeholder, name] of await this.#uploadImages(job, imageIndexes, context)) {
-        values.set(placeholder, name);
+      let queued: QueuedPrompt;
+      if (resume) {
+        // Queued by an earlier run of the task: followed again, never queued twice.
+        const skippedOutputs = resume.data?.skipped_outputs;
+        queued = { promptId: resume.id, ...(skippedOutputs !== undefined && { skippedOutputs }) };
+      } else {
+        const values = jobValues(job);
+        for (const [placeholder, name] of await this.#uploadImages(job, imageIndexes, context)) {
+          values.set(placeholder, name);
+        }
+        const workflow = this.#template.fill(values);
+        queued = await this.#queue(workflow, clientId, context, (id) => {
+          promptId = id;
+          if (signal.aborted && !context.handsOver?.()) void cancel();
+        });
+        const data: Record<string, string> = { client_id: clientId };
+        if (queued.skippedOutputs !== undefined) data.skipped_outputs = queued.skippedOutputs;
+        await context.onAccepted?.({ id: queued.promptId, data });
       }
-      const workflow = this.#template.fill(values);
-      const queued = await this.#queue(workflow, clientId, context, (id) => {
-        promptId = id;
-        if (signal.aborted) void cancel();
-      });
       promptId = queued.promptId;
-      context.onAccepted?.();
 
       const entry = socket
         ? await this.#follow(socket, promptId, context, (node, value, max) => {
@@ -170,7 +181,7 @@ export class ComfyUiEngine implements Engine {
     } catch (error) {
       await rm(job.outputPath, { force: true });
       if (signal.aborted) {
-        await cancel();
+        if (!context.handsOver?.()) await cancel();
         throw abortReason(signal);
       }
       if (error instanceof TaskFailure) throw error;

@@ -82,16 +82,10 @@ export class FalEngine implements Engine {
   }
 
   #steps(job: RenderJob, limits: FalCallLimits): HostedTaskSteps<string> {
-    let request: FalRequest | undefined;
     return {
-      submit: async () => {
-        request = await this.#queue.submit(await this.#input(job), limits);
-        return request.id;
-      },
-      poll: async () => this.#poll(request as FalRequest, limits),
-      cancel: async () => {
-        if (request) await this.#queue.cancel(request);
-      },
+      submit: async () => FalQueue.handleOf(await this.#queue.submit(await this.#input(job), limits)),
+      poll: async (handle) => this.#poll(this.#queue.requestOf(handle), limits),
+      cancel: async (handle) => this.#queue.cancel(this.#queue.requestOf(handle)),
     };
   }
 

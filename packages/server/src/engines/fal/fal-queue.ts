@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Dispatcher } from 'undici';
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { upstreamCheck } from '../upstream-check.js';
 import {
@@ -112,16 +113,41 @@ export class FalQueue {
         `${this.#target.label}: POST /${this.#target.model} answered without a request_id: ${excerpt(answer)}`,
       );
     }
-    const built = this.#requestUrl(id, '');
+    const urls: Record<string, string> = {};
+    for (const key of ['status_url', 'response_url', 'cancel_url']) {
+      const url = answer[key];
+      if (typeof url === 'string') urls[key] = url;
+    }
+    return this.requestOf({ id, data: urls });
+  }
+
+  /**
+   * The request of a job's handle (or of the queue's answer to the submission): the URLs fal answered, where
+   * they are on base_url's origin (fal asks that they not be built), else built there.
+   */
+  requestOf(job: UpstreamHandle): FalRequest {
+    const { id, data } = job;
     return {
       id,
-      statusUrl: this.#trusted(answer.status_url, this.#requestUrl(id, '/status')),
-      responseUrl: this.#trusted(answer.response_url, built),
-      cancelUrl: this.#trusted(answer.cancel_url, this.#requestUrl(id, '/cancel')),
+      statusUrl: this.#trusted(data?.status_url, this.#requestUrl(id, '/status')),
+      responseUrl: this.#trusted(data?.response_url, this.#requestUrl(id, '')),
+      cancelUrl: this.#trusted(data?.cancel_url, this.#requestUrl(id, '/cancel')),
       fullPathResponseUrl: urlUnder(
         this.#target.baseUrl,
         `${this.#target.model}/requests/${encodeURIComponent(id)}`,
       ),
+    };
+  }
+
+  /** The handle a later run polls and cancels the request from. */
+  static handleOf(request: FalRequest): UpstreamHandle {
+    return {
+      id: request.id,
+      data: {
+        status_url: request.statusUrl.href,
+        response_url: request.responseUrl.href,
+        cancel_url: request.cancelUrl.href,
+      },
     };
   }
 

@@ -94,11 +94,11 @@ export class GeminiEngine implements Engine {
             'submit',
             options,
           );
-          return operationName(answer, label);
+          return { id: operationName(answer, label) };
         },
-        poll: async (name) => {
+        poll: async ({ id }) => {
           const answer = await geminiJson<unknown>(
-            { method: 'GET', url: this.#url(`/v1beta/${name}`), headers: this.#headers() },
+            { method: 'GET', url: this.#url(`/v1beta/${id}`), headers: this.#headers() },
             'poll',
             options,
           );

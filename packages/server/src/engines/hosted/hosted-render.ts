@@ -48,7 +48,9 @@ export async function renderHosted<R>(
       deadline: context.deadline,
       pollIntervalMs: hosted.pollIntervalMs,
       onProgress: (fraction) => progress(GENERATION_SHARE * fraction),
-      onAccepted: () => context.onAccepted?.(),
+      onAccepted: (handle) => context.onAccepted?.(handle),
+      ...(context.resume ? { resume: context.resume } : {}),
+      handsOver: () => context.handsOver?.() ?? false,
     });
     progress(GENERATION_SHARE);
     const raw = join(job.workDir, 'provider-video');

@@ -1,12 +1,15 @@
 /**
- * A task on a hosted provider's queue API, the same for every provider: submit it, poll it until it ends
- * (reporting the provider's progress), and cancel it upstream on every other way out (the client's cancel, a
- * lost lease, shutdown, the task's time limit, the provider becoming unreachable), so nobody pays for a
- * video nobody waits for. Each provider supplies the three calls and maps its statuses onto `HostedStatus`;
- * 429 `Retry-After` and transient failures are retried inside each call (upstream-request.ts).
+ * A task on a hosted provider's queue API, the same for every provider: submit it (or resume the one an earlier
+ * run submitted), poll it until it ends (reporting the provider's progress), and cancel it upstream on every
+ * other way out (the client's cancel, the task's time limit, the provider's failing answers), so nobody pays for
+ * a video nobody waits for; but not when the stop hands the task over to a later run (a deploy's shutdown, a
+ * lost lease), which resumes the job from its stored handle. Each provider supplies the three calls and maps its
+ * statuses onto `HostedStatus`; 429 `Retry-After` and transient failures are retried inside each call
+ * (upstream-request.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 
 export type HostedState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -21,11 +24,12 @@ export interface HostedStatus<R> {
 }
 
 export interface HostedTaskSteps<R> {
-  /** Creates the task upstream; resolves with the provider's id for it. */
-  submit(): Promise<string>;
-  poll(id: string): Promise<HostedStatus<R>>;
+  /** Creates the task upstream; resolves with the provider's id for it, and whatever else polls and cancels it. */
+  submit(): Promise<UpstreamHandle>;
+  /** From the handle alone: the next run of the task may be another process's. */
+  poll(job: UpstreamHandle): Promise<HostedStatus<R>>;
   /** Best effort, within its own short time limit; never rejects. */
-  cancel(id: string): Promise<void>;
+  cancel(job: UpstreamHandle): Promise<void>;
 }
 
 export interface HostedTaskOptions {
@@ -37,20 +41,27 @@ export interface HostedTaskOptions {
   readonly pollIntervalMs: number;
   /** The provider's progress, 0..1. */
   onProgress(fraction: number): void;
-  /** Called once, when `submit` has resolved with the provider's id for the task. */
-  onAccepted?(): void;
+  /** Called once, when `submit` has resolved with the provider's id for the task; waited for. */
+  onAccepted?(job: UpstreamHandle): void | Promise<void>;
+  /** The job an earlier run submitted: polled, never submitted again. */
+  readonly resume?: UpstreamHandle;
+  /** Whether the abort of `signal` hands the job over to a later run (then it is not cancelled upstream). */
+  handsOver?(): boolean;
 }
 
 /** Runs the task upstream to its end; resolves with its result, or rejects with what ended it. */
 export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: HostedTaskOptions): Promise<R> {
   const { label, signal } = options;
   signal.throwIfAborted();
-  const id = await steps.submit();
-  options.onAccepted?.();
+  let job = options.resume;
+  if (!job) {
+    job = await steps.submit();
+    await options.onAccepted?.(job);
+  }
   let ended = false;
   try {
     for (;;) {
-      const status = await steps.poll(id);
+      const status = await steps.poll(job);
       if (status.progress !== undefined) options.onProgress(Math.min(1, Math.max(0, status.progress)));
       if (status.state === 'succeeded') {
         ended = true;
@@ -85,6 +96,6 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
       });
     }
   } finally {
-    if (!ended) await steps.cancel(id);
+    if (!ended && !(signal.aborted && options.handsOver?.())) await steps.cancel(job);
   }
 }

@@ -132,12 +132,14 @@ export class OpenAiEngine implements Engine {
     try {
       await mkdir(job.workDir, { recursive: true });
       await mkdir(dirname(job.outputPath), { recursive: true });
-      const created = await this.#create(job, context);
-      context.onAccepted?.();
-      await this.#waitUntilDone(created, context, progress);
+      // A video an earlier run of the task created is polled again, never created twice.
+      const { id, created } = context.resume
+        ? { id: context.resume.id, created: undefined }
+        : await this.#submit(job, context);
+      await this.#waitUntilDone(id, created, context, progress);
       const raw = join(job.workDir, 'upstream-video');
       await fetchUpstreamFile(
-        { method: 'GET', url: this.#videoUrl(created.id, '/content'), headers: this.#headers() },
+        { method: 'GET', url: this.#videoUrl(id, '/content'), headers: this.#headers() },
         raw,
         this.#upstreamOptions(context),
       );
@@ -152,6 +154,13 @@ export class OpenAiEngine implements Engine {
       throw withoutSecret(error, this.#options.api_key);
     }
     progress(1);
+  }
+
+  /** Creates the video and waits until its id is stored with the task. */
+  async #submit(job: RenderJob, context: RenderContext): Promise<{ id: string; created: VideoObject }> {
+    const created = await this.#create(job, context);
+    await context.onAccepted?.({ id: created.id });
+    return { id: created.id, created };
   }
 
   /** `POST /v1/videos` in the server's dialect, with the frame size and duration mapped onto what it takes. */
@@ -186,16 +195,19 @@ export class OpenAiEngine implements Engine {
   }
 
   /**
-   * Polls the video until it is completed, reporting its progress. Deletes it upstream when the wait ends
-   * any other way than completed or failed: an abort, the time limit, the server going away.
+   * Polls the video until it is completed, reporting its progress, from its creation's answer or (resumed) its
+   * first read. Deletes it upstream when the wait ends any other way than completed or failed: the client's
+   * cancel, the time limit, the server going away; but not when a stop hands the task over to a later run.
    */
   async #waitUntilDone(
-    created: VideoObject,
+    id: string,
+    created: VideoObject | undefined,
     context: RenderContext,
     progress: (fraction: number) => void,
   ): Promise<void> {
     let video = created;
     try {
+      video ??= await this.#read(id, context);
       while (video.status !== 'completed') {
         if (video.status === 'failed') {
           const reason = video.error?.message ?? video.error?.code ?? 'no reason given';
@@ -214,19 +226,24 @@ export class OpenAiEngine implements Engine {
         await sleep(interval, undefined, { signal: context.signal }).catch(() => {
           throw context.signal.reason;
         });
-        const path = `GET /v1/videos/${created.id}`;
-        const answer = await upstreamJson<unknown>(
-          { method: 'GET', url: this.#videoUrl(created.id), headers: this.#headers() },
-          { ...this.#upstreamOptions(context), finalAnswer: this.#failedVideoAnswer },
-        );
-        video = this.#videoObject(answer, path);
+        video = await this.#read(id, context);
       }
     } catch (error) {
-      if (video.status !== 'failed' && this.#dialect.runningDelete !== 'refused')
-        await this.#cancel(created.id);
+      const handedOver = context.signal.aborted && context.handsOver?.() === true;
+      if (video?.status !== 'failed' && this.#dialect.runningDelete !== 'refused' && !handedOver)
+        await this.#cancel(id);
       throw error;
     }
     progress(GENERATION_SHARE);
+  }
+
+  /** `GET /v1/videos/{id}`. */
+  async #read(id: string, context: RenderContext): Promise<VideoObject> {
+    const answer = await upstreamJson<unknown>(
+      { method: 'GET', url: this.#videoUrl(id), headers: this.#headers() },
+      { ...this.#upstreamOptions(context), finalAnswer: this.#failedVideoAnswer },
+    );
+    return this.#videoObject(answer, `GET /v1/videos/${id}`);
   }
 
   /** On a server whose failed videos answer with an error status: whether this answer is such a video. */

@@ -86,17 +86,24 @@ export class RelayEngine implements Engine {
 
     await mkdir(job.workDir, { recursive: true });
     await mkdir(dirname(job.outputPath), { recursive: true });
-    const body = await relayCreateBody(job, this.#options.model);
-    let task = await this.#create(job, body, upstream);
-    context.onAccepted?.();
+    // A task an earlier run of this one created is polled again, never created twice.
+    let task: RelayTask | undefined;
+    let id: string;
+    if (context.resume) id = context.resume.id;
+    else {
+      task = await this.#create(job, await relayCreateBody(job, this.#options.model), upstream);
+      id = task.id;
+      await context.onAccepted?.({ id });
+    }
 
     try {
-      task = await this.#waitForEnd(task, upstream, signal, (progress) =>
+      task = await this.#waitForEnd(task ?? (await this.#read(id, upstream)), upstream, signal, (progress) =>
         report((Math.max(0, Math.min(100, progress)) / 100) * RENDER_SHARE),
       );
     } catch (error) {
-      // Stopped here or given up on (the other server stopped answering): either way nobody wants the video.
-      await this.#cancel(task.id);
+      // Stopped here or given up on (the other server stopped answering): nobody wants the video, unless the
+      // stop hands the task over to a later run, which resumes it.
+      if (!(signal.aborted && context.handsOver?.())) await this.#cancel(id);
       throw error;
     }
     if (task.status !== 'completed') throw relayFailure(task, this.#label);
@@ -185,12 +192,17 @@ export class RelayEngine implements Engine {
       await sleep(interval, undefined, { signal }).catch(() => {
         throw abortReason(signal);
       });
-      const answer = await upstreamJson<unknown>(
-        { method: 'GET', url: this.#taskUrl(task.id), headers: this.#authorization() },
-        upstream,
-      );
-      task = readRelayTask(answer, this.#label);
+      task = await this.#read(task.id, upstream);
     }
+  }
+
+  /** `GET /v1/tasks/{id}` on the other server. */
+  async #read(id: string, upstream: UpstreamOptions): Promise<RelayTask> {
+    const answer = await upstreamJson<unknown>(
+      { method: 'GET', url: this.#taskUrl(id), headers: this.#authorization() },
+      upstream,
+    );
+    return readRelayTask(answer, this.#label);
   }
 
   /** Asks the other server to stop its task. Servers without the operation answer 404 or 405: ignored. */

@@ -112,7 +112,6 @@ export class ReplicateEngine implements Engine {
   }
 
   async render(job: RenderJob, context: RenderContext): Promise<void> {
-    let getUrl: URL | undefined;
     await renderHosted(job, context, {
       label: this.#label,
       apiKey: this.#options.api_key,
@@ -122,11 +121,14 @@ export class ReplicateEngine implements Engine {
         submit: async () => {
           const input = await predictionInput(job, this.#template, this.#mapping, this.#label);
           const created = await this.#create(input, context);
-          getUrl = this.#ownUrl(created.getUrl);
-          return created.id;
+          const getUrl = this.#ownUrl(created.getUrl);
+          return { id: created.id, ...(getUrl && { data: { get_url: getUrl.href } }) };
         },
-        poll: async (id) => predictionState(await this.#get(id, getUrl, context)),
-        cancel: (id) => this.#cancel(id),
+        poll: async ({ id, data }) => {
+          const getUrl = data?.get_url ? this.#ownUrl(data.get_url) : undefined;
+          return predictionState(await this.#get(id, getUrl, context));
+        },
+        cancel: ({ id }) => this.#cancel(id),
       },
       download: (url, path) => this.#download(url, path, context),
     });

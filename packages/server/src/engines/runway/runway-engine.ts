@@ -81,16 +81,16 @@ export class RunwayEngine implements Engine {
             },
             upstream,
           );
-          return createdTaskId(answer, `POST /${request.path}`, this.#label);
+          return { id: createdTaskId(answer, `POST /${request.path}`, this.#label) };
         },
-        poll: async (id) => {
+        poll: async ({ id }) => {
           const answer = await upstreamJson<unknown>(
             { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() },
             upstream,
           );
           return runwayTaskStatus(answer, 'GET /v1/tasks/{id}', this.#label);
         },
-        cancel: (id) => this.#cancel(id),
+        cancel: ({ id }) => this.#cancel(id),
       },
       // The link is signed and on Runway's CDN: the key is not sent with it.
       download: (url, path) => fetchUpstreamFile({ method: 'GET', url }, path, upstream),

@@ -1,0 +1,30 @@
+import type { TaskRecord } from '../domain/task.js';
+
+/** Why a run was stopped from outside: the abort reason of the signal its engine renders under. */
+export type StopReason = 'shutdown' | 'lease_lost' | 'timeout' | 'cancelled';
+
+export class RunStopped extends Error {
+  readonly reason: StopReason;
+  constructor(reason: StopReason) {
+    super(`run stopped: ${reason}`);
+    this.name = 'RunStopped';
+    this.reason = reason;
+  }
+}
+
+/**
+ * Whether a stop hands the task's upstream job over to a later run, which resumes it: a shutdown (a deploy) or
+ * a lost lease. Any other stop (the client's cancel, the time limit) ends the job.
+ */
+export function handsOver(reason: unknown): boolean {
+  return reason instanceof RunStopped && (reason.reason === 'shutdown' || reason.reason === 'lease_lost');
+}
+
+/**
+ * Why this run's claim ended, read from the task as it is now: the client cancelled it (or it is gone), or
+ * another worker has it (the lease lapsed, or its worker was taken for dead), which will resume its job.
+ */
+export function claimEndedFor(task: TaskRecord | undefined): StopReason {
+  if (!task) return 'cancelled';
+  return task.status === 'failed' && task.error?.code === 'cancelled' ? 'cancelled' : 'lease_lost';
+}
