@@ -119,6 +119,10 @@ async function pass(store: Store, clock: { now: number }, size: number): Promise
     if (index % 2 === 0) assert.ok(await store.completeTask(claimOf(task), `results/${task.id}.mp4`));
     else assert.ok(await store.failTask(claimOf(task), { code: 'generation_failed', message: 'no' }));
   }
+  // The failed runs' jobs, taken to cancel upstream, by lists of engines of every size.
+  const engines = Array.from({ length: size }, (_, index) => `engine-${index}`);
+  const taken = await store.takeEndedUpstreamJobs(engines, size);
+  assert.ok(taken.length > 0 && taken.length <= size);
   await store.cancelTask((plain[0] as TaskRecord).id, scope);
   await createMany(size, withCallback);
   for (let index = 0; index < size; index++) {

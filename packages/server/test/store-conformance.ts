@@ -736,6 +736,39 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual((await mustGet(store, task.id)).upstreamJob, job, 'a stale claim writes nothing');
         }));
 
+      it("hands out each failed task's upstream job once, for its engines, and never a completed task's", () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const options = routing(new Map([[TEXT, routeOf(['ark'])]]));
+          const jobs: string[] = [];
+          for (let i = 0; i < 3; i++) {
+            await addTask(store, scope, TEXT);
+            const task = await claimRouted(store, `w-${i}`, options);
+            assert.ok(task);
+            const job = { engine: 'ark', id: `cgt-${i}`, submittedAt: 1 };
+            assert.ok(await store.recordUpstreamJob(claimOf(task), job));
+            if (i === 0) assert.ok(await store.completeTask(claimOf(task), 'r'));
+            else assert.ok(await store.failTask(claimOf(task), { code: 'timeout', message: 'late' }));
+            jobs.push(task.id);
+          }
+          assert.deepEqual(await store.takeEndedUpstreamJobs(['gpu'], 10), [], 'only the engines asked for');
+          const taken = await store.takeEndedUpstreamJobs(['gpu', 'ark'], 10);
+          assert.deepEqual(
+            taken.map(({ taskId, job }) => [taskId, job.id]).sort(),
+            [
+              [jobs[1], 'cgt-1'],
+              [jobs[2], 'cgt-2'],
+            ].sort(),
+          );
+          assert.deepEqual(await store.takeEndedUpstreamJobs(['ark'], 10), [], 'each once');
+          assert.equal((await mustGet(store, jobs[1] ?? '')).upstreamJob, null);
+          assert.equal(
+            (await mustGet(store, jobs[0] ?? '')).upstreamJob?.id,
+            'cgt-0',
+            'a completed task keeps its job',
+          );
+        }));
+
       it('holds max_concurrency across concurrent claims, and frees the slot when a task ends or its lease expires', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);

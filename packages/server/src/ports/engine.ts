@@ -58,9 +58,10 @@ export interface RenderContext {
   /** The job an earlier run of the task submitted: poll it to its end, never submit again (not even on failure). */
   readonly resume?: UpstreamHandle;
   /**
-   * Whether the abort of `signal` hands the upstream job over to a later run (a shutdown, a lost lease, with the
-   * job stored): then the engine leaves the job running upstream. Otherwise (the client's cancel, the time limit,
-   * or a job nobody else knows of) it cancels the job upstream on its way out. Absent: always cancel.
+   * Whether the engine leaves the upstream job as it is on its way out, whatever ended the render: true once the
+   * job is stored with the task, whose end then decides it (a later run resumes it after a shutdown or a lost
+   * lease; a task that fails has its job cancelled through `cancelJob`). Otherwise, or absent, the engine cancels
+   * the job upstream on every way out but its end, as nobody else knows of it.
    */
   handsOver?(): boolean;
 }
@@ -69,6 +70,12 @@ export interface Engine {
   readonly name: string;
   /** Throws `TaskFailure` for failures the client should see; anything else is `generation_failed`. */
   render(job: RenderJob, context: RenderContext): Promise<void>;
+  /**
+   * Cancels upstream a job this engine submitted, from its handle alone (the run that submitted it may be
+   * another process's, long gone): best effort, within its own short time limit; never rejects. Remote engines
+   * have it.
+   */
+  cancelJob?(job: UpstreamHandle): Promise<void>;
   /**
    * Whether the engine can work now: its server answers, its command and files exist. Rejects with an Error
    * whose message says what is wrong (and never contains a secret). `videogen engines check` calls it.

@@ -378,6 +378,12 @@ export interface FileStore {
   getFile(id: string, scope: TaskScope): Promise<FileRecord | undefined>;
 }
 
+/** The job of a task that failed while it ran upstream. */
+export interface EndedUpstreamJob {
+  readonly taskId: string;
+  readonly job: UpstreamJob;
+}
+
 /** A worker's hold on a task, from its claim to its end; writes fenced by the claim. */
 export interface ClaimStore {
   /**
@@ -401,6 +407,11 @@ export interface ClaimStore {
    * carries it (and keeps the task on its engine). False when the claim is no longer current.
    */
   recordUpstreamJob(claim: Claim, job: UpstreamJob): Promise<boolean>;
+  /**
+   * Takes up to `limit` jobs of failed tasks that ran on one of `engines`, to cancel upstream: each job is
+   * handed out once (the task forgets it).
+   */
+  takeEndedUpstreamJobs(engines: readonly string[], limit: number): Promise<EndedUpstreamJob[]>;
   completeTask(claim: Claim, resultKey: string): Promise<boolean>;
   failTask(claim: Claim, error: TaskError): Promise<boolean>;
   /** Hands a claimed task back to the queue without counting the attempt (graceful shutdown). */

@@ -20,7 +20,6 @@ import type { Engine, RenderJob } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
 import type { RunDirectory } from './run-directory.js';
-import { handsOver } from './run-stopped.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
 const CAPACITY_RETRY_MS = 1000;
@@ -128,7 +127,7 @@ async function attemptRender(
   const forward = () => attempt.abort(run.signal.reason);
   run.signal.addEventListener('abort', forward, { once: true });
   let accepted = run.resume !== undefined;
-  // Whether the store has the job, so that a later run can resume it: only then may a stop leave it running.
+  // Whether the store has the job: from then on the task's end decides it, not this attempt's.
   let stored = run.resume !== undefined;
   const acceptTimer =
     acceptMs !== undefined
@@ -151,7 +150,7 @@ async function attemptRender(
         ...(run.resume
           ? { resume: { id: run.resume.id, ...(run.resume.data && { data: run.resume.data }) } }
           : {}),
-        handsOver: () => stored && handsOver(run.signal.reason),
+        handsOver: () => stored,
       },
     );
     run.signal.throwIfAborted();

@@ -13,14 +13,6 @@ export class RunStopped extends Error {
 }
 
 /**
- * Whether a stop hands the task's upstream job over to a later run, which resumes it: a shutdown (a deploy) or
- * a lost lease. Any other stop (the client's cancel, the time limit) ends the job.
- */
-export function handsOver(reason: unknown): boolean {
-  return reason instanceof RunStopped && (reason.reason === 'shutdown' || reason.reason === 'lease_lost');
-}
-
-/**
  * Why this run's claim ended, read from the task as it is now: the client cancelled it (or it is gone), or
  * another worker has it (the lease lapsed, or its worker was taken for dead), which will resume its job.
  */

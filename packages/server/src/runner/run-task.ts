@@ -42,6 +42,8 @@ export interface RunTaskDependencies {
    * with the change only if it has a `callback_url` (without a task: some tasks changed, any may have).
    */
   readonly onStatusChange?: (task?: TaskRecord) => void;
+  /** Called after this process failed a task (its upstream job, if any, is then cancelled). */
+  readonly onTaskFailed?: () => void;
   readonly metrics?: Metrics;
 }
 
@@ -214,6 +216,7 @@ async function execute(
       }
       if (await deps.store.failTask(claim, failure)) {
         deps.onStatusChange?.(task);
+        deps.onTaskFailed?.();
         deps.metrics?.tasksFinished.inc({ model: task.model, status: 'failed', error_code: failure.code });
       }
     }

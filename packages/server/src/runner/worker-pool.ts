@@ -6,6 +6,7 @@
 
 import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } from '../ports/store.js';
 import { settlesWithin } from '../process/settles-within.js';
+import { EndedJobCanceller } from './ended-job-canceller.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
 import { RunDirectory } from './run-directory.js';
 import { claimEndedFor } from './run-stopped.js';
@@ -40,9 +41,17 @@ export class WorkerPool {
   #orphanCheck: NodeJS.Timeout | undefined;
   /** Taken before the pool registers or claims anything (`Store.holdWorkerLock`). */
   #ready: Promise<WorkerLock | undefined> | undefined;
+  readonly #endedJobs: EndedJobCanceller;
 
   constructor(options: WorkerPoolOptions) {
-    this.#options = options;
+    const endedJobs = new EndedJobCanceller(options);
+    // A run that failed may leave its task's upstream job to cancel.
+    const onTaskFailed = () => {
+      options.onTaskFailed?.();
+      endedJobs.trigger();
+    };
+    this.#options = { ...options, onTaskFailed };
+    this.#endedJobs = endedJobs;
   }
 
   start(): void {
@@ -91,8 +100,11 @@ export class WorkerPool {
     const owners = await store.listLeaseOwners().catch(() => []);
     await this.#requeueOrphans(goneLocalWorkers(owners));
     void reap();
+    this.#endedJobs.trigger();
     this.#reaper = setInterval(() => {
       void reap();
+      // Tasks reaped, and cancelled in another process with none of this one's runs, end their jobs here.
+      this.#endedJobs.trigger();
       if (lock) this.#announcing = announce();
     }, intervalMs);
     this.#orphanCheck = setInterval(() => void this.#requeueOrphans([]), ORPHAN_CHECK_MS);
@@ -129,6 +141,7 @@ export class WorkerPool {
    * heartbeat would notice.
    */
   async checkCancellations(): Promise<void> {
+    this.#endedJobs.trigger();
     await Promise.all(
       [...this.#running].map(async (running) => {
         const task = await this.#options.store.getTask(running.taskId).catch(() => undefined);
@@ -160,6 +173,7 @@ export class WorkerPool {
     clearInterval(this.#reaper);
     clearInterval(this.#orphanCheck);
     await this.#announcing;
+    await this.#endedJobs.settle();
     await this.#options.store.removeWorker(this.workerId).catch(() => undefined);
     await lock?.release();
   }

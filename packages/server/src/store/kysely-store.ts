@@ -30,6 +30,7 @@ import type {
   DeliveryClaim,
   DeliveryClaimOptions,
   DeliveryOutcome,
+  EndedUpstreamJob,
   EngineStats,
   FinishedDeliveryAttempt,
   IdempotentCreation,
@@ -108,6 +109,7 @@ import { setAccountOwner } from './operations/set-account-owner.js';
 import { setApiKeyLimits } from './operations/set-api-key-limits.js';
 import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
+import { takeEndedUpstreamJobs } from './operations/take-ended-upstream-jobs.js';
 import { touchApiKey } from './operations/touch-api-key.js';
 
 export interface KyselyStoreOptions {
@@ -384,6 +386,10 @@ export abstract class KyselyStore implements Store {
 
   recordUpstreamJob(claim: Claim, job: UpstreamJob): Promise<boolean> {
     return recordUpstreamJob(this.db, claim, job, this.now());
+  }
+
+  takeEndedUpstreamJobs(engines: readonly string[], limit: number): Promise<EndedUpstreamJob[]> {
+    return takeEndedUpstreamJobs(this.db, engines, limit, this.#skipLocked);
   }
 
   completeTask(claim: Claim, resultKey: string): Promise<boolean> {

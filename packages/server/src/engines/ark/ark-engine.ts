@@ -9,6 +9,7 @@
  */
 
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
@@ -77,6 +78,10 @@ export class ArkEngine implements Engine {
 
   get name(): string {
     return this.#name;
+  }
+
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#cancel(job.id);
   }
 
   check(signal: AbortSignal): Promise<void> {

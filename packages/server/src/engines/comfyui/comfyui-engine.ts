@@ -9,6 +9,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname, extname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
@@ -89,6 +90,10 @@ export class ComfyUiEngine implements Engine {
   }
 
   /** The server answers `/system_stats`, and the workflow file is still there and still valid. */
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#client.cancel(job.id);
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     this.#loadWorkflow();
     await this.#client.systemStats(signal);

@@ -7,6 +7,7 @@
  * without the key (fal's media URLs are public) and conforms it; every other way out cancels the request
  * upstream (hosted/hosted-task.ts). fal reports no progress beyond "in queue" and "in progress".
  */
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
@@ -53,6 +54,10 @@ export class FalEngine implements Engine {
 
   get name(): string {
     return this.#name;
+  }
+
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#queue.cancel(this.#queue.requestOf(job));
   }
 
   async check(signal: AbortSignal): Promise<void> {

@@ -8,6 +8,7 @@
  * The Gemini API has no way to cancel a Veo operation (its only cancel route is for batches): on cancel, a
  * lost lease or the time limit the engine stops polling, and the video is made (and billed) upstream anyway.
  */
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
@@ -45,6 +46,9 @@ export class GeminiEngine implements Engine {
    * `GET /v1beta/models/{model}` with the key: free, and proves both that the key is accepted and that the
    * model is still offered (Google retires Veo models; a retired one answers 404).
    */
+  /** The Gemini API cannot cancel a Veo operation. */
+  async cancelJob(_job: UpstreamHandle): Promise<void> {}
+
   async check(signal: AbortSignal): Promise<void> {
     const path = `/v1beta/models/${this.#options.model}`;
     const limit = {

@@ -2,8 +2,8 @@
  * A task on a hosted provider's queue API, the same for every provider: submit it (or resume the one an earlier
  * run submitted), poll it until it ends (reporting the provider's progress), and cancel it upstream on every
  * other way out (the client's cancel, the task's time limit, the provider's failing answers), so nobody pays for
- * a video nobody waits for; but not when the stop hands the task over to a later run (a deploy's shutdown, a
- * lost lease), which resumes the job from its stored handle. Each provider supplies the three calls and maps its
+ * a video nobody waits for; but not once the job is stored with the task: then a later run resumes it (after a
+ * deploy's shutdown, a lost lease) or the task's failure cancels it (`Engine.cancelJob`). Each provider supplies the three calls and maps its
  * statuses onto `HostedStatus`; 429 `Retry-After` and transient failures are retried inside each call
  * (upstream-request.ts).
  */
@@ -45,7 +45,7 @@ export interface HostedTaskOptions {
   onAccepted?(job: UpstreamHandle): void | Promise<void>;
   /** The job an earlier run submitted: polled, never submitted again. */
   readonly resume?: UpstreamHandle;
-  /** Whether the abort of `signal` hands the job over to a later run (then it is not cancelled upstream). */
+  /** Whether the job is the task's now (stored with it), whose end decides it: then it is not cancelled here. */
   handsOver?(): boolean;
 }
 
@@ -96,6 +96,6 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
       });
     }
   } finally {
-    if (!ended && !(signal.aborted && options.handsOver?.())) await steps.cancel(job);
+    if (!ended && !options.handsOver?.()) await steps.cancel(job);
   }
 }

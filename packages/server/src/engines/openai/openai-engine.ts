@@ -11,6 +11,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
@@ -78,6 +79,11 @@ export class OpenAiEngine implements Engine {
    * `GET /v1/models` (older SGLang Diffusion releases: `GET /models`), authenticated: any answer but 2xx within
    * 10 s is a problem, and so is a list that shows the server will not take the configured `model`.
    */
+  /** Not on a server that refuses to delete a video it is making (OpenAI's own), as `render` does not either. */
+  async cancelJob(job: UpstreamHandle): Promise<void> {
+    if (this.#dialect.runningDelete !== 'refused') await this.#cancel(job.id);
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     // The fallback path gets what is left of the first one's 10 s, not 10 s of its own.
     const timeLimit = checkTimeLimit();
@@ -196,8 +202,8 @@ export class OpenAiEngine implements Engine {
 
   /**
    * Polls the video until it is completed, reporting its progress, from its creation's answer or (resumed) its
-   * first read. Deletes it upstream when the wait ends any other way than completed or failed: the client's
-   * cancel, the time limit, the server going away; but not when a stop hands the task over to a later run.
+   * first read. Deletes it upstream when the wait ends any other way than completed or failed (the client's
+   * cancel, the time limit, the server going away), unless the video is stored with the task, whose end decides it.
    */
   async #waitUntilDone(
     id: string,
@@ -229,8 +235,7 @@ export class OpenAiEngine implements Engine {
         video = await this.#read(id, context);
       }
     } catch (error) {
-      const handedOver = context.signal.aborted && context.handsOver?.() === true;
-      if (video?.status !== 'failed' && this.#dialect.runningDelete !== 'refused' && !handedOver)
+      if (video?.status !== 'failed' && this.#dialect.runningDelete !== 'refused' && !context.handsOver?.())
         await this.#cancel(id);
       throw error;
     }

@@ -8,6 +8,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
@@ -48,6 +49,10 @@ export class RelayEngine implements Engine {
 
   get name(): string {
     return this.#name;
+  }
+
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#cancel(job.id);
   }
 
   async check(signal: AbortSignal): Promise<void> {
@@ -101,9 +106,9 @@ export class RelayEngine implements Engine {
         report((Math.max(0, Math.min(100, progress)) / 100) * RENDER_SHARE),
       );
     } catch (error) {
-      // Stopped here or given up on (the other server stopped answering): nobody wants the video, unless the
-      // stop hands the task over to a later run, which resumes it.
-      if (!(signal.aborted && context.handsOver?.())) await this.#cancel(id);
+      // Stopped here or given up on (the other server stopped answering): nobody wants the video, unless it is
+      // stored with the task, whose end decides it.
+      if (!context.handsOver?.()) await this.#cancel(id);
       throw error;
     }
     if (task.status !== 'completed') throw relayFailure(task, this.#label);

@@ -13,6 +13,7 @@
  * create only on 429); every other call is retried on 429 and 5xx within the task's time limit.
  */
 import { TaskFailure } from '../../domain/errors.js';
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
@@ -100,6 +101,10 @@ export class ReplicateEngine implements Engine {
   }
 
   /** `GET /v1/account` with the key: any answer but 2xx within 10 s is a problem. */
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#cancel(job.id);
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/account'), headers: this.#headers() },

@@ -6,6 +6,7 @@
  * `DELETE /v1/tasks/{id}`, which stops a pending, throttled or running task. `check()` reads
  * `GET /v1/organization`, which costs no credits.
  */
+import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
@@ -41,6 +42,10 @@ export class RunwayEngine implements Engine {
   }
 
   /** `GET /v1/organization` with the key and version: any answer but 2xx within 10 s is a problem. */
+  cancelJob(job: UpstreamHandle): Promise<void> {
+    return this.#cancel(job.id);
+  }
+
   async check(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/organization'), headers: this.#headers() },

@@ -1,0 +1,244 @@
+/**
+ * Paid jobs survive deploys and crashes (issue 32): tasks running upstream on a strict fake of Ark go through a
+ * deploy's SIGTERM and a SIGKILL of the server, each followed by a restart. Ark receives one submission per task
+ * in all, is asked to delete none, and every task completes with the video Ark made for it.
+ */
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { TaskRecord } from '../src/domain/task.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
+import { FakeArkServer } from './fakes/ark-server.js';
+import { Api } from './helpers/api.js';
+import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { until } from './helpers/until.js';
+
+const KEY = 'ark-test-key-0123456789abcdef';
+const SEEDANCE_2_FAST = 'dreamina-seedance-2-0-fast-260128';
+const MODEL = 'videogen-2.0-fast-text-to-video';
+const TASKS = 6;
+
+let dir: string;
+let ark: FakeArkServer;
+const servers: ServerProcess[] = [];
+
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'videogen-upstream-jobs-'));
+  ark = await FakeArkServer.start({ apiKey: KEY, cacheDir: join(dir, 'ark-cache') });
+});
+
+after(async () => {
+  await Promise.all(servers.map((server) => server.stop('SIGKILL')));
+  await ark.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function enginesFile(): Promise<string> {
+  const path = join(dir, 'engines.yaml');
+  await writeFile(
+    path,
+    [
+      'engines:',
+      '  seedance:',
+      '    type: ark',
+      `    base_url: ${ark.baseUrl}`,
+      `    api_key: ${KEY}`,
+      `    model: ${SEEDANCE_2_FAST}`,
+      '    poll_interval_ms: 50',
+      'models:',
+      `  ${MODEL}: seedance`,
+      '',
+    ].join('\n'),
+  );
+  return path;
+}
+
+/** Every task once `done` holds for all of them (what is awaited happens; nothing is waited out). */
+function allOnce(
+  store: SqliteStore,
+  ids: readonly string[],
+  what: string,
+  done: (task: TaskRecord) => boolean,
+) {
+  return until(
+    async () => {
+      const tasks = await Promise.all(ids.map((id) => store.getTask(id)));
+      return tasks.every((task) => task !== undefined && done(task)) && (tasks as TaskRecord[]);
+    },
+    what,
+    { intervalMs: 25, timeoutMs: 120_000 },
+  );
+}
+
+/** Claimed, since its start, by `server`'s workers (its worker ids carry its pid). */
+function runsOn(server: ServerProcess): (task: TaskRecord) => boolean {
+  return (task) => task.status === 'processing' && (task.leaseOwner ?? '').includes(`-${server.child.pid}-`);
+}
+
+/** A server over `data` whose workers run the fast text model on the fake, six at a time. */
+async function starter(
+  data: string,
+  extra: Record<string, string> = {},
+): Promise<() => Promise<ServerProcess>> {
+  const env = serverEnv(data, {
+    VIDEOGEN_ENGINES_FILE: await enginesFile(),
+    VIDEOGEN_WORKER_CONCURRENCY: String(TASKS),
+    VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0',
+    ...extra,
+  });
+  return async () => {
+    const server = await startServer(env, 60_000);
+    servers.push(server);
+    return server;
+  };
+}
+
+describe('remote jobs through a SIGTERM restart and a SIGKILL restart (SQLite)', () => {
+  it('submits each once, cancels none upstream, and completes each with the video Ark made', async () => {
+    ark.outcome = 'never-finish';
+    const data = join(dir, 'data');
+    const start = await starter(data);
+    const first = await start();
+    const key = await first.firstKey();
+    const api = new Api(first.url, key);
+    const ids: string[] = [];
+    for (let i = 0; i < TASKS; i++) {
+      const { status, body } = await api.create({
+        model: MODEL,
+        prompt: `kite ${i}`,
+        duration: 4,
+        quality: '480p',
+      });
+      assert.equal(status, 200, JSON.stringify(body));
+      ids.push(body.id);
+    }
+    const store = new SqliteStore({ path: join(data, 'videogen.db') });
+    try {
+      const accepted = await allOnce(store, ids, 'every job accepted upstream and stored', (task) =>
+        Boolean(task.upstreamJob),
+      );
+      const jobs = new Map(accepted.map((task) => [task.id, task.upstreamJob?.id]));
+      assert.equal(ark.creates.length, TASKS);
+      assert.deepEqual(new Set(jobs.values()), new Set(ark.creates.map((create) => create.id)));
+
+      // A deploy: SIGTERM, no grace, and a new process.
+      await first.stop('SIGTERM');
+      const second = await start();
+      await allOnce(store, ids, 'every task resumed by the second process', runsOn(second));
+      // A crash: SIGKILL mid-poll, and a new process.
+      await second.stop('SIGKILL');
+      const third = await start();
+      const resumed = await allOnce(store, ids, 'every task resumed by the third process', runsOn(third));
+      for (const task of resumed) assert.equal(task.upstreamJob?.id, jobs.get(task.id), 'the same job');
+      assert.equal(ark.creates.length, TASKS, 'no job submitted again');
+
+      ark.outcome = 'succeed';
+      const thirdApi = new Api(third.url, key);
+      for (const id of ids) {
+        const final = await thirdApi.waitForFinal(id, 120_000);
+        assert.equal(final.status, 'completed', JSON.stringify(final.error));
+      }
+      assert.equal(ark.creates.length, TASKS, 'one submission per task in all');
+      assert.deepEqual(ark.deletes, [], 'nothing cancelled upstream');
+      for (const job of jobs.values()) {
+        assert.ok(
+          ark.requests.some((request) => request.path === `/tos/ark-content-generation/${job}.mp4`),
+          `the video of ${job} was fetched from Ark`,
+        );
+      }
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("a client's cancel of a remote job", () => {
+  it('reaches the provider, after a restart as before it', async () => {
+    ark.outcome = 'never-finish';
+    const data = join(dir, 'cancel');
+    const start = await starter(data);
+    const first = await start();
+    const key = await first.firstKey();
+    const store = new SqliteStore({ path: join(data, 'videogen.db') });
+    try {
+      const cancelled = async (server: ServerProcess) => {
+        const api = new Api(server.url, key);
+        const { body } = await api.create({ model: MODEL, prompt: 'a kite', duration: 4, quality: '480p' });
+        const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) =>
+          Boolean(t.upstreamJob),
+        );
+        const job = task?.upstreamJob?.id;
+        assert.ok(job);
+        const answer = await api.request('POST', `/v1/tasks/${body.id}/cancel`, { body: {} });
+        assert.equal(answer.status, 200, JSON.stringify(answer.body));
+        await until(() => ark.deletes.some((deleted) => deleted.id === job), `DELETE of ${job} at Ark`);
+        return body.id;
+      };
+      await cancelled(first);
+      // A job handed over by a deploy and resumed is cancelled as well.
+      const api = new Api(first.url, key);
+      const { body } = await api.create({
+        model: MODEL,
+        prompt: 'another kite',
+        duration: 4,
+        quality: '480p',
+      });
+      await allOnce(store, [body.id], 'the job accepted upstream', (t) => Boolean(t.upstreamJob));
+      await first.stop('SIGTERM');
+      const second = await start();
+      const [resumed] = await allOnce(store, [body.id], 'the task resumed', runsOn(second));
+      const job = resumed?.upstreamJob?.id;
+      assert.ok(job);
+      assert.equal(ark.deletes.filter((deleted) => deleted.id === job).length, 0, 'not at the deploy');
+      const answer = await new Api(second.url, key).request('POST', `/v1/tasks/${body.id}/cancel`, {
+        body: {},
+      });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      await until(() => ark.deletes.some((deleted) => deleted.id === job), `DELETE of ${job} at Ark`);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe("a remote job's time limit", () => {
+  it('runs from its submission across restarts: past it, the job is cancelled upstream and the task fails', async () => {
+    ark.outcome = 'never-finish';
+    const data = join(dir, 'limit');
+    const first = await (await starter(data))();
+    const key = await first.firstKey();
+    const store = new SqliteStore({ path: join(data, 'videogen.db') });
+    try {
+      const { body } = await new Api(first.url, key).create({
+        model: MODEL,
+        prompt: 'a slow kite',
+        duration: 4,
+        quality: '480p',
+      });
+      const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) =>
+        Boolean(t.upstreamJob),
+      );
+      const job = task?.upstreamJob;
+      assert.ok(job);
+      await first.stop('SIGTERM');
+      assert.deepEqual(
+        ark.deletes.filter((deleted) => deleted.id === job.id),
+        [],
+        'not at the deploy',
+      );
+      // Started again with a limit of 1 s, which the job's submission is already further back than.
+      await until(() => Date.now() > job.submittedAt + 1000, 'a second since the submission');
+      const second = await (await starter(data, { VIDEOGEN_TASK_TIMEOUT_SECONDS: '1' }))();
+      const final = await new Api(second.url, key).waitForFinal(body.id, 60_000);
+      assert.equal(final.status, 'failed');
+      assert.equal(final.error?.code, 'timeout');
+      await until(() => ark.deletes.some((deleted) => deleted.id === job.id), `DELETE of ${job.id} at Ark`);
+      const submissions = ark.creates.filter((create) => JSON.stringify(create.body).includes('a slow kite'));
+      assert.equal(submissions.length, 1, 'submitted once');
+    } finally {
+      await store.close();
+    }
+  });
+});
