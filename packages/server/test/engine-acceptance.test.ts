@@ -2,7 +2,10 @@
  * When each engine says its upstream has taken the job (`RenderContext.onAccepted`), against the strict fakes
  * (a real videogen for `relay`): once, before any progress and before the render resolves; and never for a
  * submission the upstream does not take (503 to every submit, a closed port, a command that does not exist),
- * which is what lets the runner move such a task on to the next engine of its route.
+ * which is what lets the runner move such a task on to the next engine of its route. And, for every remote
+ * engine, that the handle it accepts with is enough for another run to resume the job: stopped right after its
+ * acceptance with the job handed over, then rendered again from the handle, it is submitted once in all and
+ * the second render delivers the video.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -12,6 +15,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type TaskErrorCode, TaskFailure } from '../src/domain/errors.js';
+import type { UpstreamHandle } from '../src/domain/upstream-job.js';
 import { ArkEngine } from '../src/engines/ark/ark-engine.js';
 import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
@@ -33,8 +37,9 @@ import { FakeGeminiServer } from './fakes/gemini-server.js';
 import { FakeReplicate } from './fakes/replicate-server.js';
 import { FakeRunwayServer } from './fakes/runway-server.js';
 import { FakeVideoServer, type VideoServerKind } from './fakes/video-servers.js';
+import { Api } from './helpers/api.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
-import { type JobOptions, makeJob, renderContext } from './helpers/render-jobs.js';
+import { assertContractVideo, type JobOptions, makeJob, renderContext } from './helpers/render-jobs.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
@@ -108,6 +113,54 @@ async function assertNeverAccepted(
   assert.equal(error.code, code, error.message);
   assert.equal(accepted(events), 0, `onAccepted never called: ${events.join(' ')}`);
   return error;
+}
+
+/**
+ * Renders once, stopped as soon as the job is accepted (a deploy: the job handed over), then again from the
+ * handle it was accepted with: `made` (jobs the upstream made) rises by one in all, and the second render
+ * delivers the video without accepting anything.
+ */
+async function assertResumes(
+  render: (context: RenderContext) => Promise<RenderJobLike>,
+  made: () => number | Promise<number>,
+): Promise<void> {
+  const before = await made();
+  const deploy = new AbortController();
+  let handle: UpstreamHandle | undefined;
+  const first: RenderContext = {
+    ...renderContext(deploy.signal),
+    onAccepted: (accepted) => {
+      handle = accepted;
+      deploy.abort(new Error('shutdown'));
+    },
+    handsOver: () => true,
+  };
+  await assert.rejects(render(first));
+  assert.ok(handle, 'accepted with a handle');
+  assert.equal(await made(), before + 1, 'submitted');
+  let acceptedAgain = false;
+  const resumed = await render({
+    ...renderContext(),
+    resume: handle,
+    handsOver: () => true,
+    onAccepted: () => {
+      acceptedAgain = true;
+    },
+  });
+  await assertContractVideo(resumed);
+  assert.equal(await made(), before + 1, 'not submitted again');
+  assert.equal(acceptedAgain, false, 'a resumed job is not accepted again');
+}
+
+type RenderJobLike = Parameters<typeof assertContractVideo>[0];
+
+/** Renders a new job of `options` on `engine` and resolves with the job. */
+function rendering(engine: Engine, options: JobOptions = {}) {
+  return async (context: RenderContext): Promise<RenderJobLike> => {
+    const made = job(options);
+    await engine.render(made, context);
+    return made;
+  };
 }
 
 /** A loopback port nothing listens on: listened on, then closed. */
@@ -229,6 +282,10 @@ describe('openai engine', { concurrency: true }, () => {
         assert.equal(server.creates.length, 1);
       });
 
+      it('resumes a video from its id alone, created once', async () => {
+        await assertResumes(rendering(engine), () => server.creates.length);
+      });
+
       it('is never accepted while every POST /v1/videos is answered 503', async () => {
         const creates = server.creates.length;
         server.busyAnswers.push(...Array.from({ length: EVERY_TIME }, () => ({ status: 503 })));
@@ -262,6 +319,10 @@ describe('comfyui engine', () => {
 
   it('is accepted once POST /prompt has answered with a prompt_id', async () => {
     await assertAcceptedOnce((context) => engine(comfy.baseUrl).render(job({ duration: 2 }), context));
+  });
+
+  it('resumes the prompt from its id alone, queued once', async () => {
+    await assertResumes(rendering(engine(comfy.baseUrl), { duration: 2 }), () => comfy.prompts.length);
   });
 
   it('is not accepted for the image uploads, only once the prompt is queued', async () => {
@@ -314,6 +375,18 @@ describe('relay engine', () => {
   it('is accepted once the other videogen has answered with its task', async () => {
     const relayJob = job({ model: 'videogen-2.0-fast-text-to-video' });
     await assertAcceptedOnce((context) => engine(upstream.url).render(relayJob, context));
+  });
+
+  it('resumes the other videogen task from its id alone, created once', async () => {
+    const tasks = async () => {
+      const listed = await new Api(upstream.url, key).request<{ data: unknown[] }>(
+        'GET',
+        '/v1/tasks?limit=100',
+      );
+      return listed.body.data.length;
+    };
+    const relayJob = { model: 'videogen-2.0-fast-text-to-video' } as const;
+    await assertResumes(rendering(engine(upstream.url), relayJob), tasks);
   });
 
   it('is never accepted when the other videogen is not listening', async () => {
@@ -511,7 +584,12 @@ describe('hosted engines', { concurrency: true }, () => {
         assert.equal(provider.submits().made, 1);
       });
 
+      it('resumes the job from its handle alone, submitted once', async () => {
+        await assertResumes(rendering(provider.engine, provider.job), () => provider.submits().made);
+      });
+
       it('is never accepted while every submit is answered 503', async () => {
+        const made = provider.submits().made;
         provider.refuseSubmits();
         try {
           const hostedJob = job(provider.job);
@@ -524,7 +602,7 @@ describe('hosted engines', { concurrency: true }, () => {
         }
         const submits = provider.submits();
         assert.ok(submits.refused >= 1, 'the submit was answered 503');
-        assert.equal(submits.made, 1, 'no task was made upstream');
+        assert.equal(submits.made, made, 'no task was made upstream');
       });
     });
   }
