@@ -12,6 +12,7 @@ import { CIRCUITS_TTL_MS } from '../src/store/circuits-cache.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
 import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
+import { WORKER_LOCK_CLASS } from '../src/store/worker-lock-class.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
 import { generationParams } from './helpers/generation-params.js';
 import {
@@ -22,6 +23,7 @@ import {
   TEST_DATABASE_URL,
 } from './helpers/postgres.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
+import { until } from './helpers/until.js';
 import { storeConformance } from './store-conformance.js';
 
 const postgres = await postgresSuite();
@@ -174,7 +176,7 @@ describe('PostgreSQL', postgres, () => {
         assert.deepEqual(answers[0], await store.getTask(a.id, scope(mine.id)), 'the same record as alone');
       }));
 
-    it("requeues a worker's tasks as soon as its worker lock's session is gone, not before", () =>
+    it("lists a worker whose worker lock's session is gone, not before, and requeues its tasks when told", () =>
       withStores(2, async ([a, b]) => {
         assert.ok(a && b);
         await a.migrate();
@@ -194,18 +196,46 @@ describe('PostgreSQL', postgres, () => {
         await a.registerWorker('host-a-1-abcdef', [model.id], 60_000);
         const claimed = await a.claimTask({ workerId: 'host-a-1-abcdef', leaseMs: 60_000, maxAttempts: 3 });
         assert.equal(claimed?.id, task.id);
-        assert.equal(await b.requeueOrphanedTasks([]), 0, 'its session holds the lock');
+        assert.deepEqual(await b.listLocklessWorkers(), [], 'its session holds the lock');
         assert.equal((await b.getTask(task.id))?.status, 'processing');
         await lock.release();
+        assert.deepEqual(await b.listLocklessWorkers(), ['host-a-1-abcdef'], 'the session ended');
         assert.equal(
-          await b.requeueOrphanedTasks([]),
+          await b.requeueOrphanedTasks(['host-a-1-abcdef']),
           1,
-          'the session ended: requeued, without waiting for the lease',
+          'requeued, without waiting for the lease',
         );
         const requeued = await b.getTask(task.id);
         assert.equal(requeued?.status, 'pending');
         assert.equal(requeued?.attempts, 0);
         assert.deepEqual(await b.servedModels(), new Set());
+      }));
+
+    it("takes its worker lock again when the lock's connection is reset, so that it is missing only a moment", () =>
+      withStores(2, async ([a, b], schemaName) => {
+        assert.ok(a && b);
+        await a.migrate();
+        const workerId = 'host-a-2-abcdef';
+        const lock = await a.holdWorkerLock(workerId);
+        await a.registerWorker(workerId, ['videogen-2.0-text-to-video'], 60_000);
+        const holder = async () => {
+          const { rows } = await raw.query<{ pid: number }>(
+            `select pid from pg_locks where locktype = 'advisory' and granted and classid = $1::oid
+               and objid = hashtext($2)::oid`,
+            [WORKER_LOCK_CLASS, `${schemaName}:${workerId}`],
+          );
+          return rows[0]?.pid;
+        };
+        const before = await holder();
+        assert.ok(before);
+        await raw.query('select pg_terminate_backend($1)', [before]);
+        const after = await until(async () => {
+          const pid = await holder();
+          return pid !== undefined && pid !== before && pid;
+        }, 'the lock taken again on a new connection');
+        assert.notEqual(after, before);
+        assert.deepEqual(await b.listLocklessWorkers(), [], 'held again');
+        await lock.release();
       }));
 
     async function tablesIn(schemaName: string): Promise<string[]> {

@@ -342,6 +342,7 @@ async function passOverTheRest(store: Store, clock: { now: number }, size: numbe
     assert.ok(await store.releaseTask(claimOf(each)));
   }
   await drain(() => store.claimTask({ workerId, leaseMs: LEASE, maxAttempts: 3 }));
+  assert.deepEqual(await store.listLocklessWorkers(), [], 'SQLite has no worker locks');
   assert.equal(await store.requeueOrphanedTasks([workerId]), claimed.length);
   await store.removeWorker(workerId);
   await lock.release();

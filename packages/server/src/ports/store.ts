@@ -452,15 +452,20 @@ export interface WorkerStore {
   servedModels(): Promise<Set<ModelId>>;
   /**
    * Held by a worker pool for as long as it runs, before it registers or claims: on PostgreSQL a session-level
-   * lock on a connection of its own, gone the moment its process dies, which `requeueOrphanedTasks` reads;
+   * lock on a connection of its own, gone the moment its process dies, which `listLocklessWorkers` reads;
    * on SQLite (one machine) nothing.
    */
   holdWorkerLock(workerId: string): Promise<WorkerLock>;
   /** The worker pools that hold processing tasks (each a `WorkerPool.workerId`). */
   listLeaseOwners(): Promise<string[]>;
   /**
-   * Requeues, without counting the attempt, the processing tasks of `goneWorkers` and (PostgreSQL) of every
-   * registered pool whose worker lock is not held, and forgets those pools; resolves with the tasks requeued.
+   * The registered pools whose worker lock no session holds now (PostgreSQL; none on SQLite): dead, or alive with
+   * its lock's connection lost for a moment (it takes the lock again as it reconnects).
+   */
+  listLocklessWorkers(): Promise<string[]>;
+  /**
+   * Requeues, without counting the attempt, the processing tasks of `goneWorkers`, and forgets those pools;
+   * resolves with the tasks requeued.
    */
   requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number>;
 }

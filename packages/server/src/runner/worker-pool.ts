@@ -8,12 +8,18 @@ import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } fro
 import { settlesWithin } from '../process/settles-within.js';
 import { EndedJobCanceller } from './ended-job-canceller.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
+import { OrphanJudge } from './orphan-judge.js';
 import { RunDirectory } from './run-directory.js';
 import { claimEndedFor } from './run-stopped.js';
 import { type RunningTask, type RunTaskDependencies, runTask, scratchParent } from './run-task.js';
 
 /** How often a pool looks for pools that died (PostgreSQL: their worker lock is gone). */
 const ORPHAN_CHECK_MS = 2000;
+/**
+ * How long a pool's lock must stay missing before it counts as dead: longer than its lock's reconnection (a
+ * second, then the connection) takes, so that a reset connection is not taken for a death.
+ */
+const ORPHAN_GRACE_MS = 5000;
 
 export interface WorkerPoolOptions extends RunTaskDependencies {
   readonly store: ClaimStore & RoutingStore & WorkerStore & Pick<TaskStore, 'getTask'>;
@@ -42,6 +48,7 @@ export class WorkerPool {
   /** Taken before the pool registers or claims anything (`Store.holdWorkerLock`). */
   #ready: Promise<WorkerLock | undefined> | undefined;
   readonly #endedJobs: EndedJobCanceller;
+  readonly #orphans = new OrphanJudge(ORPHAN_GRACE_MS, this.workerId);
 
   constructor(options: WorkerPoolOptions) {
     const endedJobs = new EndedJobCanceller(options);
@@ -111,8 +118,14 @@ export class WorkerPool {
     return lock;
   }
 
-  async #requeueOrphans(goneWorkers: readonly string[]): Promise<void> {
+  async #requeueOrphans(goneLocal: readonly string[]): Promise<void> {
     const { store, logger } = this.#options;
+    const lockless = await store.listLocklessWorkers().catch((error: unknown) => {
+      logger.error({ err: error }, 'reading the worker locks failed');
+      return [];
+    });
+    const goneWorkers = [...goneLocal, ...this.#orphans.dead(lockless)];
+    if (goneWorkers.length === 0) return;
     const count = await store.requeueOrphanedTasks(goneWorkers).catch((error: unknown) => {
       logger.error({ err: error }, 'requeueing the tasks of gone workers failed');
       return 0;

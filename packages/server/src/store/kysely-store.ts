@@ -83,6 +83,7 @@ import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
 import { listLeaseOwners } from './operations/list-lease-owners.js';
+import { listLocklessWorkers } from './operations/list-lockless-workers.js';
 import { listSignInFailures } from './operations/list-sign-in-failures.js';
 import { listTasks } from './operations/list-tasks.js';
 import { listUsage } from './operations/list-usage.js';
@@ -363,9 +364,13 @@ export abstract class KyselyStore implements Store {
     return listLeaseOwners(this.db);
   }
 
-  requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number> {
+  listLocklessWorkers(): Promise<string[]> {
     // Only PostgreSQL has sessions to read: claims there lock rows, and pools hold worker locks.
-    return requeueOrphanedTasks(this.db, goneWorkers, this.#skipLocked, this.now());
+    return this.#skipLocked ? listLocklessWorkers(this.db) : Promise.resolve([]);
+  }
+
+  requeueOrphanedTasks(goneWorkers: readonly string[]): Promise<number> {
+    return requeueOrphanedTasks(this.db, goneWorkers, this.now());
   }
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {
