@@ -281,3 +281,74 @@ describe('worker pool', () => {
     assert.equal(aborted.length, 1);
   });
 });
+
+describe('remote jobs and the render slots', () => {
+  /**
+   * A remote engine: submits (accepting with a handle), waits for its upstream to finish the job (a gate the
+   * test opens), then takes the machine again to write the result; records whether it held the machine then.
+   */
+  function remoteEngine() {
+    const gates = new Map<string, () => void>();
+    const accepted: string[] = [];
+    let writing = 0;
+    let mostWritingAtOnce = 0;
+    const engine: Engine = {
+      name: 'remote',
+      async check() {},
+      async render(job, context) {
+        await context.onAccepted?.({ id: `job-${job.taskId}` });
+        accepted.push(job.taskId);
+        await new Promise<void>((resolve, reject) => {
+          gates.set(job.taskId, resolve);
+          context.signal.addEventListener('abort', () => reject(context.signal.reason), { once: true });
+        });
+        await context.upstreamDone?.();
+        writing++;
+        mostWritingAtOnce = Math.max(mostWritingAtOnce, writing);
+        await writeFile(job.outputPath, Buffer.alloc(2048, 7));
+        writing--;
+      },
+    };
+    return {
+      engine,
+      accepted,
+      gates,
+      get mostWritingAtOnce() {
+        return mostWritingAtOnce;
+      },
+    };
+  }
+
+  it('follows more remote jobs than it has slots: a slot is let go while the upstream works', async () => {
+    const remote = remoteEngine();
+    const started = await setUp(remote.engine);
+    const ids = await Promise.all(Array.from({ length: 5 }, () => createTask()));
+    started.start();
+    // One slot, and all five jobs accepted upstream at once.
+    await until(() => remote.accepted.length === 5, 'every job accepted while none has finished');
+    for (const id of ids) {
+      const task = await store.getTask(id);
+      assert.equal(task?.status, 'processing');
+      assert.equal(task?.upstreamJob?.id, `job-${id}`);
+    }
+    for (const open of remote.gates.values()) open();
+    for (const id of ids) assert.equal((await taskUntil(id, final)).status, 'completed');
+    assert.equal(remote.mostWritingAtOnce, 1, 'results are fetched and written one slot at a time');
+  });
+
+  it('hands every such job back at shutdown, for the next process to resume', async () => {
+    const remote = remoteEngine();
+    const started = await setUp(remote.engine);
+    const ids = await Promise.all(Array.from({ length: 3 }, () => createTask()));
+    started.start();
+    await until(() => remote.accepted.length === 3, 'every job accepted');
+    await started.stop(0);
+    pool = undefined;
+    for (const id of ids) {
+      const task = await store.getTask(id);
+      assert.equal(task?.status, 'pending', 'handed back');
+      assert.equal(task?.attempts, 0, 'without counting the attempt');
+      assert.equal(task?.upstreamJob?.id, `job-${id}`, 'with its job');
+    }
+  });
+});

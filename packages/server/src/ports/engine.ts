@@ -55,6 +55,11 @@ export interface RenderContext {
    * task, and the next run of the task resumes the job (`resume`) rather than submitting another.
    */
   onAccepted?(handle?: UpstreamHandle): void | Promise<void>;
+  /**
+   * A remote engine calls it when its upstream has finished the job, before it fetches and conforms the result,
+   * and waits: the run let the machine's render slot go while the upstream worked, and takes one again here.
+   */
+  upstreamDone?(): Promise<void>;
   /** The job an earlier run of the task submitted: poll it to its end, never submit again (not even on failure). */
   readonly resume?: UpstreamHandle;
   /**

@@ -53,6 +53,8 @@ export interface FallbackRun {
   readonly signal: AbortSignal;
   readonly deadline: number;
   onProgress(fraction: number): void;
+  /** The run's render slot: let go while a remote engine's upstream works, taken again for the result. */
+  readonly machine?: { release(): void; reacquire(signal: AbortSignal): Promise<void> };
 }
 
 /** Renders the task; resolves with the engine that made the video and where the video is. */
@@ -135,6 +137,8 @@ async function attemptRender(
           if (!accepted) attempt.abort(new AcceptTimeout(engine.name, acceptMs));
         }, acceptMs)
       : undefined;
+  // A resumed job is upstream already: the slot is not the run's until the job is done.
+  if (run.resume) run.machine?.release();
   try {
     await engine.render(
       { ...run.job, outputPath: run.outputPath, workDir: run.workDir },
@@ -145,8 +149,11 @@ async function attemptRender(
         onAccepted: async (handle) => {
           accepted = true;
           clearTimeout(acceptTimer);
-          if (handle) stored = await storeJob(deps, run.claim, { ...handle, engine: engine.name });
+          if (!handle) return;
+          stored = await storeJob(deps, run.claim, { ...handle, engine: engine.name });
+          run.machine?.release();
         },
+        upstreamDone: async () => run.machine?.reacquire(attempt.signal),
         ...(run.resume
           ? { resume: { id: run.resume.id, ...(run.resume.data && { data: run.resume.data }) } }
           : {}),

@@ -17,6 +17,7 @@ import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, ClaimStore, RoutingStore, TaskStore } from '../ports/store.js';
+import type { MachineHold } from './machine-permits.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 import { RunDirectory } from './run-directory.js';
@@ -68,12 +69,17 @@ export function runTask(
   workerId: string,
   deps: RunTaskDependencies,
   directory: Promise<RunDirectory> = RunDirectory.make(scratchParent(deps)),
+  /** The render slot the run holds, let go while a remote engine's upstream works; released at its end. */
+  machine?: MachineHold,
 ): RunningTask {
   const controller = new AbortController();
   const stop = (reason: StopReason) => {
     if (!controller.signal.aborted) controller.abort(new RunStopped(reason));
   };
-  return { taskId: task.id, stop, done: execute(task, workerId, deps, directory, controller.signal, stop) };
+  const done = execute(task, workerId, deps, directory, controller.signal, stop, machine).finally(() =>
+    machine?.release(),
+  );
+  return { taskId: task.id, stop, done };
 }
 
 function describeFailure(error: unknown, taskTimeoutMs: number): TaskError {
@@ -94,6 +100,7 @@ async function execute(
   made: Promise<RunDirectory>,
   signal: AbortSignal,
   stop: (reason: StopReason) => void,
+  machine: MachineHold | undefined,
 ): Promise<void> {
   const claim: Claim = { taskId: task.id, attempt: task.attempts, workerId };
   const log = deps.logger.child({ task_id: task.id, worker_id: workerId, attempt: task.attempts });
@@ -171,6 +178,7 @@ async function execute(
         signal,
         deadline: limitStart + deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
+        ...(machine && { machine }),
       },
       { ...deps, logger: log },
     );

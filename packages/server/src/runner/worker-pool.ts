@@ -1,13 +1,16 @@
 /**
  * The in-process worker pool: `concurrency` slots that claim pending tasks with a lease and run them.
  * Slots sleep until `notify()` (a task was created here) or the poll interval, so other processes'
- * tasks and expired leases are still picked up.
+ * tasks and expired leases are still picked up. A run lets its slot go while a remote engine's upstream
+ * works (machine-permits.ts): the slot claims the next task, and the run goes on beside the slots, taking a
+ * slot again to fetch and conform its result; so one process follows any number of remote jobs.
  */
 
 import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } from '../ports/store.js';
 import { settlesWithin } from '../process/settles-within.js';
 import { EndedJobCanceller } from './ended-job-canceller.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
+import { MachineHold, MachinePermits } from './machine-permits.js';
 import { OrphanJudge } from './orphan-judge.js';
 import { RunDirectory } from './run-directory.js';
 import { claimEndedFor } from './run-stopped.js';
@@ -35,6 +38,9 @@ export class WorkerPool {
   readonly #options: WorkerPoolOptions;
   readonly #running = new Set<RunningTask>();
   readonly #slots: Promise<void>[] = [];
+  /** Every run, until it ends (some beside the slots, having let theirs go). */
+  readonly #runs = new Set<Promise<void>>();
+  readonly #permits: MachinePermits;
   readonly #wake = new Set<() => void>();
   /** Counts `notify` calls, so a slot whose claim came back empty can tell it raced a new task and retry. */
   #notifications = 0;
@@ -59,6 +65,7 @@ export class WorkerPool {
     };
     this.#options = { ...options, onTaskFailed };
     this.#endedJobs = endedJobs;
+    this.#permits = new MachinePermits(options.concurrency);
   }
 
   start(): void {
@@ -177,11 +184,13 @@ export class WorkerPool {
     clearInterval(this.#reaper);
     clearInterval(this.#orphanCheck);
     for (const wake of [...this.#wake]) wake();
-    const allDone = Promise.all(this.#slots);
+    const allDone = Promise.all([...this.#slots, ...this.#runs]);
     if (!(await settlesWithin(allDone, graceMs))) {
       for (const task of this.#running) task.stop('shutdown');
       await allDone;
     }
+    // Runs claimed after the list above was taken.
+    while (this.#runs.size > 0) await Promise.all([...this.#runs]);
     const lock = await this.#ready;
     clearInterval(this.#reaper);
     clearInterval(this.#orphanCheck);
@@ -214,6 +223,12 @@ export class WorkerPool {
     const { store, leaseMs, maxAttempts, engines, logger, pollIntervalMs = 1000 } = this.#options;
     const { maxActivePerAccount = 0 } = this.#options;
     const notificationsBefore = this.#notifications;
+    await this.#permits.acquire();
+    const machine = new MachineHold(this.#permits);
+    if (this.#stopping) {
+      machine.release();
+      return false;
+    }
     let task: Awaited<ReturnType<typeof store.claimTask>>;
     try {
       task = await store.claimTask({
@@ -233,6 +248,7 @@ export class WorkerPool {
       task = undefined;
     }
     if (!task) {
+      machine.release();
       if (this.#notifications === notificationsBefore) {
         this.#unanswered = 0;
         await this.#sleep(pollIntervalMs);
@@ -251,6 +267,7 @@ export class WorkerPool {
       next?.();
     }
     if (this.#stopping) {
+      machine.release();
       // Claimed while shutdown began: hand it straight back rather than start a render nobody waits for.
       await store
         .releaseTask({ taskId: task.id, attempt: task.attempts, workerId: this.workerId })
@@ -259,15 +276,17 @@ export class WorkerPool {
     }
     // Made again now if making it ahead failed (the folder may be writable again).
     const made = directory.catch(() => RunDirectory.make(scratchParent(this.#options)));
-    const running = runTask(task, this.workerId, this.#options, made);
+    const running = runTask(task, this.workerId, this.#options, made, machine);
     this.#running.add(running);
-    try {
-      await running.done;
-    } catch (error) {
-      logger.error({ err: error, task_id: task.id }, 'task run ended with an error');
-    } finally {
-      this.#running.delete(running);
-    }
+    const ended = running.done
+      .catch((error: unknown) =>
+        logger.error({ err: error, task_id: task.id }, 'task run ended with an error'),
+      )
+      .finally(() => this.#running.delete(running));
+    // The slot is free again when the run ends, or when it lets the slot go while its upstream works.
+    const tracked = ended.finally(() => this.#runs.delete(tracked));
+    this.#runs.add(tracked);
+    await Promise.race([ended, machine.freed]);
     return true;
   }
 

@@ -173,6 +173,7 @@ export class ComfyUiEngine implements Engine {
           })
         : await this.#poll(promptId, context, { intervalMs: this.#pollIntervalMs, stop: signal });
       report(SAMPLING_SHARE);
+      await context.upstreamDone?.();
 
       const file = this.#outputFile(entry, queued.skippedOutputs);
       const raw = join(job.workDir, `comfyui-output${safeExtension(file.filename)}`);

@@ -53,6 +53,7 @@ export async function renderHosted<R>(
       handsOver: () => context.handsOver?.() ?? false,
     });
     progress(GENERATION_SHARE);
+    await context.upstreamDone?.();
     const raw = join(job.workDir, 'provider-video');
     await hosted.download(result, raw);
     progress(DOWNLOADED);

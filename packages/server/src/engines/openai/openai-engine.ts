@@ -143,6 +143,7 @@ export class OpenAiEngine implements Engine {
         ? { id: context.resume.id, created: undefined }
         : await this.#submit(job, context);
       await this.#waitUntilDone(id, created, context, progress);
+      await context.upstreamDone?.();
       const raw = join(job.workDir, 'upstream-video');
       await fetchUpstreamFile(
         { method: 'GET', url: this.#videoUrl(id, '/content'), headers: this.#headers() },

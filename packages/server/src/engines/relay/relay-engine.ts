@@ -113,6 +113,7 @@ export class RelayEngine implements Engine {
     }
     if (task.status !== 'completed') throw relayFailure(task, this.#label);
     report(RENDER_SHARE);
+    await context.upstreamDone?.();
 
     const link = task.results[0];
     if (!link) {
