@@ -138,7 +138,13 @@ describe('the engines file', () => {
         engines: {
           'gpu-a': { type: 'relay', base_url: 'http://gpu-a:8080', api_key: 'k', max_concurrency: 10 },
           'gpu-b': { type: 'relay', base_url: 'http://gpu-b:8080', api_key: 'k', max_concurrency: 4 },
-          ark: { type: 'relay', base_url: 'http://ark:8080', api_key: 'k', accept_timeout_seconds: 5 },
+          ark: {
+            type: 'relay',
+            base_url: 'http://ark:8080',
+            api_key: 'k',
+            accept_timeout_seconds: 5,
+            max_requests_per_second: 2.5,
+          },
         },
         models: {
           'videogen-2.0-text-to-video': ['ark', { balance: { 'gpu-a': 2, 'gpu-b': 1 } }, 'local'],
@@ -159,7 +165,7 @@ describe('the engines file', () => {
     assert.deepEqual(Object.fromEntries(config.limits), {
       'gpu-a': { maxConcurrency: 10 },
       'gpu-b': { maxConcurrency: 4 },
-      ark: { acceptTimeoutMs: 5000 },
+      ark: { acceptTimeoutMs: 5000, maxRequestsPerSecond: 2.5 },
     });
     assert.deepEqual(config.routing, {
       acceptTimeoutMs: 20_000,
@@ -219,6 +225,13 @@ describe('the engines file', () => {
         models: { 'videogen-2.0-text-to-video': 'a' },
       }),
       /\/engines\/a\/max_concurrency: /,
+    );
+    assert.match(
+      problem({
+        engines: { a: { ...relay, max_requests_per_second: 0 } },
+        models: { 'videogen-2.0-text-to-video': 'a' },
+      }),
+      /\/engines\/a\/max_requests_per_second: /,
     );
     assert.match(
       problem({ engines: { a: relay }, models: { 'videogen-2.0-text-to-video': [] } }),

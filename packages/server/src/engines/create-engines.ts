@@ -1,10 +1,17 @@
 /** Builds the engines an engines file names, and the router that picks one per model ID. */
+
+import { requestBudget } from '../outbound/request-budget.js';
 import type { Engine } from '../ports/engine.js';
 import { ArkEngine } from './ark/ark-engine.js';
 import { ComfyUiEngine } from './comfyui/comfyui-engine.js';
 import type { EngineContext } from './engine-context.js';
 import { EngineRouter } from './engine-router.js';
-import { type EngineOptions, type EnginesConfig, EnginesFileError } from './engines-file.js';
+import {
+  DEFAULT_REQUESTS_PER_SECOND,
+  type EngineOptions,
+  type EnginesConfig,
+  EnginesFileError,
+} from './engines-file.js';
 import { ExecEngine } from './exec/exec-engine.js';
 import { FalEngine } from './fal/fal-engine.js';
 import { GeminiEngine } from './gemini/gemini-engine.js';
@@ -42,7 +49,8 @@ export function createEngine(name: string, options: EngineOptions, context: Engi
 /**
  * Every engine the config uses, by name (one instance however many model IDs share it). An engine whose
  * options are wrong in a way the schema cannot see (an unknown placeholder, an unreadable workflow) throws
- * here, naming itself.
+ * here, naming itself. Each engine's calls go through `context.dispatcher` within a request budget of its own
+ * (`max_requests_per_second`).
  */
 export function createEngines(
   config: EnginesConfig,
@@ -50,8 +58,17 @@ export function createEngines(
 ): Map<string, Engine> {
   const engines = new Map<string, Engine>();
   for (const [name, options] of config.engines) {
+    const perSecond = config.limits.get(name)?.maxRequestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND;
+    const dispatcher = context.dispatcher?.compose(requestBudget(perSecond));
     try {
-      engines.set(name, createEngine(name, options, { ...context, baseDir: config.baseDir }));
+      engines.set(
+        name,
+        createEngine(name, options, {
+          ...context,
+          ...(dispatcher && { dispatcher }),
+          baseDir: config.baseDir,
+        }),
+      );
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       throw new EnginesFileError(config.file ?? 'engines', `/engines/${name}: ${reason}`);

@@ -87,6 +87,7 @@ const RouteSchema = Type.Union([
 const RoutingKeysSchema = Type.Object({
   max_concurrency: Type.Optional(Type.Integer({ minimum: 1 })),
   accept_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  max_requests_per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
 });
 const ROUTING_KEYS = Object.keys(RoutingKeysSchema.properties);
 
@@ -129,7 +130,15 @@ export interface EngineLimits {
   readonly maxConcurrency?: number;
   /** Overrides `RoutingPolicy.acceptTimeoutMs` for this engine. */
   readonly acceptTimeoutMs?: number;
+  /** Requests a process sends its upstream per second at most; `DEFAULT_REQUESTS_PER_SECOND` when absent. */
+  readonly maxRequestsPerSecond?: number;
 }
+
+/**
+ * The request budget of an engine that sets none, per process: its polls, submissions and downloads together.
+ * Well inside the providers' published rate limits, and far above what a few jobs need.
+ */
+export const DEFAULT_REQUESTS_PER_SECOND = 20;
 
 export const DEFAULT_ROUTING: RoutingPolicy = {
   acceptTimeoutMs: 60_000,
@@ -261,11 +270,14 @@ function splitRoutingKeys(data: unknown, file: string): { data: unknown; limits:
     const error = routingKeysChecker.Errors(routing).First();
     if (error) throw new EnginesFileError(file, `/engines/${name}${error.path}: ${error.message}`);
     const keys = routing as Static<typeof RoutingKeysSchema>;
-    if (keys.max_concurrency !== undefined || keys.accept_timeout_seconds !== undefined) {
+    if (Object.keys(keys).length > 0) {
       limits.set(name, {
         ...(keys.max_concurrency !== undefined && { maxConcurrency: keys.max_concurrency }),
         ...(keys.accept_timeout_seconds !== undefined && {
           acceptTimeoutMs: Math.round(keys.accept_timeout_seconds * 1000),
+        }),
+        ...(keys.max_requests_per_second !== undefined && {
+          maxRequestsPerSecond: keys.max_requests_per_second,
         }),
       });
     }

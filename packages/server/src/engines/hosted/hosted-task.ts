@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
+import { pollDelay } from '../poll-delay.js';
 
 export type HostedState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
@@ -59,6 +60,7 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
     await options.onAccepted?.(job);
   }
   let ended = false;
+  const followed = Date.now();
   try {
     for (;;) {
       const status = await steps.poll(job);
@@ -91,7 +93,8 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
           `${label}: the task was still ${status.state} upstream when the task's time limit ran out.`,
         );
       }
-      await sleep(Math.min(options.pollIntervalMs, remaining), undefined, { signal }).catch(() => {
+      const delay = pollDelay(options.pollIntervalMs, Date.now() - followed);
+      await sleep(Math.min(delay, remaining), undefined, { signal }).catch(() => {
         throw signal.reason;
       });
     }

@@ -17,6 +17,7 @@ import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { frameCount } from '../frame-count.js';
 import { jobVideoTarget } from '../job-video-target.js';
+import { pollDelay } from '../poll-delay.js';
 import { withoutSecret } from '../redact-secret.js';
 import { chooseSeconds, chooseSize, parseSize } from '../size-mapping.js';
 import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
@@ -213,6 +214,7 @@ export class OpenAiEngine implements Engine {
     progress: (fraction: number) => void,
   ): Promise<void> {
     let video = created;
+    const followed = Date.now();
     try {
       video ??= await this.#read(id, context);
       while (video.status !== 'completed') {
@@ -229,7 +231,10 @@ export class OpenAiEngine implements Engine {
             `${this.#label}: the video was still ${video.status.replace('_', ' ')}${done} when the task's time limit ran out.`,
           );
         }
-        const interval = Math.min(this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS, remaining);
+        const interval = Math.min(
+          pollDelay(this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS, Date.now() - followed),
+          remaining,
+        );
         await sleep(interval, undefined, { signal: context.signal }).catch(() => {
           throw context.signal.reason;
         });

@@ -13,6 +13,7 @@ import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { jobVideoTarget } from '../job-video-target.js';
+import { pollDelay } from '../poll-delay.js';
 import { withoutSecret } from '../redact-secret.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
@@ -191,11 +192,12 @@ export class RelayEngine implements Engine {
     onProgress: (percent: number) => void,
   ): Promise<RelayTask> {
     const interval = this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
+    const followed = Date.now();
     let task = first;
     for (;;) {
       onProgress(task.progress);
       if (isFinalStatus(task.status)) return task;
-      await sleep(interval, undefined, { signal }).catch(() => {
+      await sleep(pollDelay(interval, Date.now() - followed), undefined, { signal }).catch(() => {
         throw abortReason(signal);
       });
       task = await this.#read(task.id, upstream);
