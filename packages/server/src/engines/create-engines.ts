@@ -49,8 +49,7 @@ export function createEngine(name: string, options: EngineOptions, context: Engi
 /**
  * Every engine the config uses, by name (one instance however many model IDs share it). An engine whose
  * options are wrong in a way the schema cannot see (an unknown placeholder, an unreadable workflow) throws
- * here, naming itself. Each engine's calls go through `context.dispatcher` within a request budget of its own
- * (`max_requests_per_second`).
+ * here, naming itself. Each engine polls its jobs within a request budget of its own (`max_requests_per_second`).
  */
 export function createEngines(
   config: EnginesConfig,
@@ -59,13 +58,13 @@ export function createEngines(
   const engines = new Map<string, Engine>();
   for (const [name, options] of config.engines) {
     const perSecond = config.limits.get(name)?.maxRequestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND;
-    const dispatcher = context.dispatcher?.compose(requestBudget(perSecond));
+    const pollDispatcher = context.dispatcher?.compose(requestBudget(perSecond));
     try {
       engines.set(
         name,
         createEngine(name, options, {
           ...context,
-          ...(dispatcher && { dispatcher }),
+          ...(pollDispatcher && { pollDispatcher }),
           baseDir: config.baseDir,
         }),
       );

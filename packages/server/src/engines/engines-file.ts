@@ -130,13 +130,13 @@ export interface EngineLimits {
   readonly maxConcurrency?: number;
   /** Overrides `RoutingPolicy.acceptTimeoutMs` for this engine. */
   readonly acceptTimeoutMs?: number;
-  /** Requests a process sends its upstream per second at most; `DEFAULT_REQUESTS_PER_SECOND` when absent. */
+  /** Polls a process sends its upstream per second at most; `DEFAULT_REQUESTS_PER_SECOND` when absent. */
   readonly maxRequestsPerSecond?: number;
 }
 
 /**
- * The request budget of an engine that sets none, per process: its polls, submissions and downloads together.
- * Well inside the providers' published rate limits, and far above what a few jobs need.
+ * The request budget of an engine that sets none, per process: the status reads (polls) of its jobs. Well inside
+ * the providers' published rate limits, and far above what a few jobs need.
  */
 export const DEFAULT_REQUESTS_PER_SECOND = 20;
 

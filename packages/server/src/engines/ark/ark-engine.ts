@@ -11,7 +11,7 @@
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { renderHosted } from '../hosted/hosted-render.js';
 import type { HostedTaskSteps } from '../hosted/hosted-task.js';
@@ -134,7 +134,8 @@ export class ArkEngine implements Engine {
       },
       poll: async ({ id }) => {
         const call: UpstreamCall = { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() };
-        return arkTaskStatus(await this.#json(call, upstream), this.#label);
+        const polling = { ...upstream, dispatcher: pollDispatcherOf(this.#context) };
+        return arkTaskStatus(await this.#json(call, polling), this.#label);
       },
       cancel: ({ id }) => this.#cancel(id),
     };

@@ -31,6 +31,8 @@ export interface ComfyUiClientOptions {
   readonly label: string;
   readonly apiKey?: string;
   readonly dispatcher?: Dispatcher;
+  /** For the history and queue reads that follow a prompt, within the engine's request budget. */
+  readonly pollDispatcher?: Dispatcher;
 }
 
 const PROMPT_ATTEMPT_TIMEOUT_MS = 60_000;
@@ -104,6 +106,7 @@ export class ComfyUiClient {
   readonly #label: string;
   readonly #apiKey: string | undefined;
   readonly #dispatcher: Dispatcher | undefined;
+  readonly #pollDispatcher: Dispatcher | undefined;
 
   constructor(options: ComfyUiClientOptions) {
     // A trailing slash keeps a path prefix (`https://proxy/comfy`) when endpoints are resolved against it.
@@ -111,6 +114,7 @@ export class ComfyUiClient {
     this.#label = options.label;
     this.#apiKey = options.apiKey;
     this.#dispatcher = options.dispatcher;
+    this.#pollDispatcher = options.pollDispatcher ?? options.dispatcher;
   }
 
   /** `Authorization` when an API key is set, and `content-type` for JSON bodies. */
@@ -257,7 +261,7 @@ export class ComfyUiClient {
   async history(promptId: string, call: CallOptions): Promise<HistoryEntry | undefined> {
     const answer = await upstreamJson<HistoryAnswer>(
       { method: 'GET', url: this.url(`history/${encodeURIComponent(promptId)}`), headers: this.headers() },
-      this.#options(call),
+      this.#options(call, { dispatcher: this.#pollDispatcher }),
     );
     return answer !== null && typeof answer === 'object' ? answer[promptId] : undefined;
   }
@@ -269,7 +273,7 @@ export class ComfyUiClient {
   async isQueued(promptId: string, call: CallOptions): Promise<boolean> {
     const answer = await upstreamJson<{ queue_running?: unknown; queue_pending?: unknown }>(
       { method: 'GET', url: this.url('queue'), headers: this.headers() },
-      this.#options(call),
+      this.#options(call, { dispatcher: this.#pollDispatcher }),
     );
     const lists = [answer?.queue_running, answer?.queue_pending];
     if (!lists.every(Array.isArray)) return true;

@@ -12,7 +12,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { jobVideoTarget } from '../job-video-target.js';
 import { abortReason, untilAborted } from '../until-aborted.js';
 import { ComfyUiClient, type QueuedPrompt } from './comfyui-client.js';
@@ -82,6 +82,7 @@ export class ComfyUiEngine implements Engine {
       label: this.#label,
       apiKey: options.api_key,
       dispatcher: context.dispatcher,
+      pollDispatcher: pollDispatcherOf(context),
     });
   }
 

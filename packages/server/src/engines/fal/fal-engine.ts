@@ -9,7 +9,7 @@
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
 import { renderHosted } from '../hosted/hosted-render.js';
 import type { HostedStatus, HostedTaskSteps } from '../hosted/hosted-task.js';
@@ -49,6 +49,7 @@ export class FalEngine implements Engine {
       apiKey: options.api_key,
       model: options.model,
       dispatcher: context.dispatcher,
+      pollDispatcher: pollDispatcherOf(context),
     });
   }
 

@@ -39,6 +39,8 @@ export interface FalTarget {
   /** The endpoint id: `fal-ai/bytedance/seedance/v1/pro/image-to-video`. */
   readonly model: string;
   readonly dispatcher?: Dispatcher;
+  /** For status reads, within the engine's request budget; `dispatcher` when absent. */
+  readonly pollDispatcher?: Dispatcher;
 }
 
 /** A submitted request and where to follow it. */
@@ -155,7 +157,7 @@ export class FalQueue {
   async status(request: FalRequest, limits: FalCallLimits): Promise<FalQueueStatus> {
     const answer = await upstreamJson<unknown>(
       { method: 'GET', url: request.statusUrl, headers: this.#headers() },
-      this.#options(limits),
+      { ...this.#options(limits), dispatcher: this.#target.pollDispatcher ?? this.#target.dispatcher },
     );
     const status = isRecord(answer) ? answer.status : undefined;
     if (typeof status === 'string' && STATUSES.includes(status)) return status as FalQueueStatus;

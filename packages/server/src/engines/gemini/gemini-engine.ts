@@ -10,7 +10,7 @@
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { renderHosted } from '../hosted/hosted-render.js';
 import { withinCheckLimit } from '../upstream-check.js';
@@ -104,7 +104,7 @@ export class GeminiEngine implements Engine {
           const answer = await geminiJson<unknown>(
             { method: 'GET', url: this.#url(`/v1beta/${id}`), headers: this.#headers() },
             'poll',
-            options,
+            { ...options, dispatcher: pollDispatcherOf(this.#context) },
           );
           return veoStatus(answer, label);
         },

@@ -3,9 +3,9 @@
  * run submitted), poll it until it ends (reporting the provider's progress), and cancel it upstream on every
  * other way out (the client's cancel, the task's time limit, the provider's failing answers), so nobody pays for
  * a video nobody waits for; but not once the job is stored with the task: then a later run resumes it (after a
- * deploy's shutdown, a lost lease) or the task's failure cancels it (`Engine.cancelJob`). Each provider supplies the three calls and maps its
- * statuses onto `HostedStatus`; 429 `Retry-After` and transient failures are retried inside each call
- * (upstream-request.ts).
+ * deploy's shutdown, a lost lease) or the task's failure cancels it (`Engine.cancelJob`). Each provider supplies
+ * the three calls and maps its statuses onto `HostedStatus`; 429 `Retry-After` and transient failures are
+ * retried inside each call (upstream-request.ts). Polls slow down as the job ages (poll-delay.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';

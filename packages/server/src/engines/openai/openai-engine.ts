@@ -14,7 +14,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { frameCount } from '../frame-count.js';
 import { jobVideoTarget } from '../job-video-target.js';
 import { pollDelay } from '../poll-delay.js';
@@ -252,7 +252,11 @@ export class OpenAiEngine implements Engine {
   async #read(id: string, context: RenderContext): Promise<VideoObject> {
     const answer = await upstreamJson<unknown>(
       { method: 'GET', url: this.#videoUrl(id), headers: this.#headers() },
-      { ...this.#upstreamOptions(context), finalAnswer: this.#failedVideoAnswer },
+      {
+        ...this.#upstreamOptions(context),
+        dispatcher: pollDispatcherOf(this.#context),
+        finalAnswer: this.#failedVideoAnswer,
+      },
     );
     return this.#videoObject(answer, `GET /v1/videos/${id}`);
   }

@@ -11,7 +11,7 @@ import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { jobVideoTarget } from '../job-video-target.js';
 import { pollDelay } from '../poll-delay.js';
 import { withoutSecret } from '../redact-secret.js';
@@ -208,7 +208,7 @@ export class RelayEngine implements Engine {
   async #read(id: string, upstream: UpstreamOptions): Promise<RelayTask> {
     const answer = await upstreamJson<unknown>(
       { method: 'GET', url: this.#taskUrl(id), headers: this.#authorization() },
-      upstream,
+      { ...upstream, dispatcher: pollDispatcherOf(this.#context) },
     );
     return readRelayTask(answer, this.#label);
   }

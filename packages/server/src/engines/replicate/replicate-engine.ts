@@ -15,7 +15,7 @@
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { renderHosted } from '../hosted/hosted-render.js';
 import { InputTemplate } from '../hosted/input-template.js';
@@ -206,7 +206,7 @@ export class ReplicateEngine implements Engine {
     const url = getUrl ?? this.#url(`v1/predictions/${encodeURIComponent(id)}`);
     const answer = await upstreamJson<unknown>(
       { method: 'GET', url, headers: this.#headers() },
-      this.#upstreamOptions(context),
+      { ...this.#upstreamOptions(context), dispatcher: pollDispatcherOf(this.#context) },
     );
     return this.#prediction(answer, `GET ${url.pathname}`);
   }

@@ -8,7 +8,7 @@
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import type { EngineContext } from '../engine-context.js';
+import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { renderHosted } from '../hosted/hosted-render.js';
 import { upstreamCheck } from '../upstream-check.js';
@@ -91,7 +91,7 @@ export class RunwayEngine implements Engine {
         poll: async ({ id }) => {
           const answer = await upstreamJson<unknown>(
             { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() },
-            upstream,
+            { ...upstream, dispatcher: pollDispatcherOf(this.#context) },
           );
           return runwayTaskStatus(answer, 'GET /v1/tasks/{id}', this.#label);
         },
