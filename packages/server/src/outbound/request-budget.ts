@@ -34,15 +34,18 @@ export class RequestBudget {
 export function requestBudget(perSecond: number): Dispatcher.DispatcherComposeInterceptor {
   const budget = new RequestBudget(perSecond);
   const waiting: (() => void)[] = [];
-  let timer: NodeJS.Timeout | undefined;
+  let scheduled = false;
   const drain = (): void => {
     while (waiting.length > 0) {
       const wait = budget.take();
       if (wait > 0) {
-        timer ??= setTimeout(() => {
-          timer = undefined;
-          drain();
-        }, wait);
+        if (!scheduled) {
+          scheduled = true;
+          setTimeout(() => {
+            scheduled = false;
+            drain();
+          }, wait);
+        }
         return;
       }
       waiting.shift()?.();
