@@ -201,7 +201,19 @@ export async function startService(
     isDraining: () => draining,
     ...(api ? { api } : {}),
   });
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // A port that is taken: close what is open (the store's file, the signal's connections), so that the
+    // process exits with the error rather than live on holding them.
+    await app.close().catch(() => undefined);
+    await signal.close();
+    await dispatcher.close();
+    await engines?.close();
+    await store.close();
+    await scratch.close();
+    throw error;
+  }
   const address = app.server.address();
   if (!publicUrl && address && typeof address === 'object') {
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -3,13 +3,14 @@
  * without rendering; `videogen worker` renders without serving the API. Together they finish tasks.
  */
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PublicTask } from '../src/domain/task.js';
 import { Api } from './helpers/api.js';
-import { runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
+import { CLI_PATH, runCli, type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
 import { startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.js';
 
 let workDir: string;
@@ -75,6 +76,31 @@ describe('roles', () => {
     // Read once the worker has closed its stdout: a key banner would follow its "serving" line.
     await worker.stop();
     assert.equal(worker.printedKey(), undefined, 'a worker prints no key');
+  });
+
+  it('exits with status 1, naming the cause, when its port is taken (and leaves the store closed)', async () => {
+    const taken = new URL(apiServer.listenUrl).port;
+    // Only a failure waits the minute out: a process that lived on, holding its store, is killed then.
+    const exited = await new Promise<{ code: number | null; killed: boolean; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI_PATH, 'serve'],
+        {
+          env: serverEnv(join(workDir, 'taken'), { VIDEOGEN_PORT: taken }),
+          timeout: 60_000,
+          killSignal: 'SIGKILL',
+        },
+        (error, _stdout, stderr) =>
+          resolve({
+            code: error ? (error.code as number | null) : 0,
+            killed: error?.killed ?? false,
+            stderr,
+          }),
+      );
+    });
+    assert.equal(exited.killed, false, 'it exited by itself');
+    assert.equal(exited.code, 1);
+    assert.match(exited.stderr, /EADDRINUSE/);
   });
 
   it('refuses an unknown role', async () => {
