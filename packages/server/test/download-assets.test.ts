@@ -17,6 +17,10 @@ import { FileStorage } from '../src/storage/file-storage.js';
 import { generationParams } from './helpers/generation-params.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
 
+/** What a refusal of a private address adds: the setting that lifts it. */
+const PRIVATE_HINT =
+  ' (the server reaches only public addresses unless VIDEOGEN_ALLOW_PRIVATE_NETWORKS=true)';
+
 let dir: string;
 let server: Server;
 let base: string;
@@ -238,7 +242,7 @@ describe('downloadAssets', () => {
       ),
     );
     assert.equal(direct.code, 'asset_fetch_failed');
-    assert.equal(direct.message, 'image_urls[0]: address 127.0.0.1 is not public');
+    assert.equal(direct.message, `image_urls[0]: address 127.0.0.1 is not public${PRIVATE_HINT}`);
     const privateLiteral = await failure(
       downloadAssets(
         params({ image_urls: [`${base}/a.png`], video_urls: ['http://10.0.0.1/clip.mp4'] }),
@@ -246,7 +250,7 @@ describe('downloadAssets', () => {
         new AbortController().signal,
       ),
     );
-    assert.equal(privateLiteral.message, 'video_urls[0]: address 10.0.0.1 is not public');
+    assert.equal(privateLiteral.message, `video_urls[0]: address 10.0.0.1 is not public${PRIVATE_HINT}`);
     // A redirect from an allowed first hop (127.0.0.1 stands in for a public server) to a private one.
     const redirected = await failure(
       downloadAssets(

@@ -430,7 +430,11 @@ describe('WebhookDispatcher', () => {
         const [delivery] = await settled(task.id);
         assert.equal(delivery?.status, 'failed', targets[i]);
         assert.equal(delivery?.attempts.length, 1, `${targets[i]}: not retried`);
-        assert.match(delivery?.attempts[0]?.error ?? '', /^address \S+ .*is not public$/, targets[i]);
+        assert.match(
+          delivery?.attempts[0]?.error ?? '',
+          /^address \S+ .*is not public \(.*VIDEOGEN_ALLOW_PRIVATE_NETWORKS=true\)$/,
+          targets[i],
+        );
       }
       assert.equal(hook.received.length, 0);
     });

@@ -21,7 +21,10 @@ export class OutboundBlockedError extends Error {
   readonly address: string;
 
   constructor(host: string, address: string) {
-    super(`address ${address}${host && host !== address ? ` (${host})` : ''} is not public`);
+    super(
+      `address ${address}${host && host !== address ? ` (${host})` : ''} is not public` +
+        ' (the server reaches only public addresses unless VIDEOGEN_ALLOW_PRIVATE_NETWORKS=true)',
+    );
     this.name = 'OutboundBlockedError';
     this.address = address;
   }
