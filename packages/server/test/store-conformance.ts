@@ -956,6 +956,34 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(await store.reportProgress(claimOf(second), 50), true);
         }));
 
+      it("renews many of one pool's leases at once, each only while its claim is current", () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          for (let i = 0; i < 4; i++) await addTask(store, scope);
+          const mine = [await claim(store, 'w-1'), await claim(store, 'w-1'), await claim(store, 'w-1')];
+          const theirs = await claim(store, 'w-2');
+          assert.ok(mine.every((task) => task !== undefined) && theirs);
+          const [a, b, c] = mine as TaskRecord[];
+          assert.ok(a && b && c);
+          assert.ok(await store.cancelTask(b.id, scope));
+          clock.now += 1000;
+          const claims = [
+            claimOf(a),
+            claimOf(b),
+            { ...claimOf(c), attempt: c.attempts + 1 },
+            claimOf(theirs),
+          ];
+          const renewed = await store.renewLeases('w-1', claims, 60_000);
+          assert.deepEqual(
+            [...renewed],
+            [a.id],
+            "b was cancelled, c is another attempt, theirs is not w-1's",
+          );
+          assert.equal((await mustGet(store, a.id)).leaseExpiresAt, clock.now + 60_000);
+          assert.equal((await mustGet(store, theirs.id)).leaseExpiresAt, theirs.leaseExpiresAt);
+          assert.deepEqual([...(await store.renewLeases('w-1', [], 60_000))], []);
+        }));
+
       it('renews the lease from now', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);

@@ -241,7 +241,7 @@ describe('worker pool', () => {
     const id = await createTask();
     await taskUntil(id, (t) => t.status === 'processing');
     const cutOffAt = Date.now();
-    store.renewLease = async () => {
+    store.renewLeases = async () => {
       throw new Error('connect ECONNREFUSED 10.0.0.5:5432');
     };
     await until(() => aborted.length > 0, 'the render stopping');

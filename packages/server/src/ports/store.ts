@@ -395,6 +395,11 @@ export interface ClaimStore {
   failAbandonedTasks(maxAttempts: number): Promise<number>;
   /** Extends the lease; false when the claim is no longer current (the worker must stop). */
   renewLease(claim: Claim, leaseMs: number): Promise<boolean>;
+  /**
+   * Extends the leases of many claims of one worker pool at once (a pool following thousands of remote jobs);
+   * resolves with the tasks whose claim is still current.
+   */
+  renewLeases(workerId: string, claims: readonly Claim[], leaseMs: number): Promise<Set<string>>;
   /** Raises progress (never lowers it); false when the claim is no longer current. */
   reportProgress(claim: Claim, progress: number): Promise<boolean>;
   /**

@@ -17,14 +17,17 @@ import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, ClaimStore, RoutingStore, TaskStore } from '../ports/store.js';
+import type { LeaseKeeper } from './lease-keeper.js';
 import type { MachineHold } from './machine-permits.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
 import { RunDirectory } from './run-directory.js';
-import { claimEndedFor, RunStopped, type StopReason } from './run-stopped.js';
+import { RunStopped, type StopReason } from './run-stopped.js';
 
 export interface RunTaskDependencies {
   readonly store: ClaimStore & RoutingStore & Pick<TaskStore, 'getTask'>;
+  /** Keeps the leases of the pool's runs. */
+  readonly leases: LeaseKeeper;
   readonly storage: Storage;
   readonly engines: EngineRouter;
   readonly dispatcher: Dispatcher;
@@ -104,30 +107,8 @@ async function execute(
 ): Promise<void> {
   const claim: Claim = { taskId: task.id, attempt: task.attempts, workerId };
   const log = deps.logger.child({ task_id: task.id, worker_id: workerId, attempt: task.attempts });
-  // Cut off from the store, the worker cannot tell whether the lease still holds; once it would have run out,
-  // another worker may have the task, so this run stops as if told so.
-  let heldUntil = Date.now() + deps.leaseMs;
-  const heartbeat = setInterval(
-    () => {
-      const renewedAt = Date.now();
-      deps.store.renewLease(claim, deps.leaseMs).then(
-        (held) => {
-          if (held) heldUntil = renewedAt + deps.leaseMs;
-          // The client's cancel ends the claim too, and unlike a lost lease it ends the upstream job.
-          else
-            deps.store.getTask(task.id).then(
-              (now) => stop(claimEndedFor(now)),
-              () => stop('lease_lost'),
-            );
-        },
-        (error: unknown) => {
-          log.warn({ err: error }, 'lease renewal failed');
-          if (Date.now() >= heldUntil) stop('lease_lost');
-        },
-      );
-    },
-    Math.max(250, Math.floor(deps.leaseMs / 3)),
-  );
+  // The pool renews every run's lease together (lease-keeper.ts), and stops this run if it ends early.
+  const letGo = deps.leases.hold(claim, stop);
   // A resumed job's time limit runs from its submission, not from each run that picks it up again.
   const limitStart = task.upstreamJob?.submittedAt ?? Date.now();
   const deadline = setTimeout(
@@ -229,7 +210,7 @@ async function execute(
       }
     }
   } finally {
-    clearInterval(heartbeat);
+    letGo();
     clearTimeout(deadline);
     // Removed also when the run failed before taking it.
     await (directory ?? (await made.catch(() => undefined)))?.remove();

@@ -10,6 +10,7 @@ import type { ClaimStore, RoutingStore, TaskStore, WorkerLock, WorkerStore } fro
 import { settlesWithin } from '../process/settles-within.js';
 import { EndedJobCanceller } from './ended-job-canceller.js';
 import { goneLocalWorkers, newWorkerId } from './gone-workers.js';
+import { LeaseKeeper } from './lease-keeper.js';
 import { MachineHold, MachinePermits } from './machine-permits.js';
 import { OrphanJudge } from './orphan-judge.js';
 import { RunDirectory } from './run-directory.js';
@@ -24,7 +25,7 @@ const ORPHAN_CHECK_MS = 2000;
  */
 const ORPHAN_GRACE_MS = 5000;
 
-export interface WorkerPoolOptions extends RunTaskDependencies {
+export interface WorkerPoolOptions extends Omit<RunTaskDependencies, 'leases'> {
   readonly store: ClaimStore & RoutingStore & WorkerStore & Pick<TaskStore, 'getTask'>;
   readonly concurrency: number;
   readonly maxAttempts: number;
@@ -35,12 +36,13 @@ export interface WorkerPoolOptions extends RunTaskDependencies {
 
 export class WorkerPool {
   readonly workerId = newWorkerId();
-  readonly #options: WorkerPoolOptions;
+  readonly #options: WorkerPoolOptions & Pick<RunTaskDependencies, 'leases'>;
   readonly #running = new Set<RunningTask>();
   readonly #slots: Promise<void>[] = [];
   /** Every run, until it ends (some beside the slots, having let theirs go). */
   readonly #runs = new Set<Promise<void>>();
   readonly #permits: MachinePermits;
+  readonly #leases: LeaseKeeper;
   readonly #wake = new Set<() => void>();
   /** Counts `notify` calls, so a slot whose claim came back empty can tell it raced a new task and retry. */
   #notifications = 0;
@@ -63,7 +65,13 @@ export class WorkerPool {
       options.onTaskFailed?.();
       endedJobs.trigger();
     };
-    this.#options = { ...options, onTaskFailed };
+    this.#leases = new LeaseKeeper({
+      store: options.store,
+      workerId: this.workerId,
+      leaseMs: options.leaseMs,
+      logger: options.logger,
+    });
+    this.#options = { ...options, onTaskFailed, leases: this.#leases };
     this.#endedJobs = endedJobs;
     this.#permits = new MachinePermits(options.concurrency);
   }

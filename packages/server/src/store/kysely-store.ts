@@ -98,6 +98,7 @@ import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { removeWorker } from './operations/remove-worker.js';
 import { renewLease } from './operations/renew-lease.js';
+import { renewLeases } from './operations/renew-leases.js';
 import { reportProgress } from './operations/report-progress.js';
 import { requeueOrphanedTasks } from './operations/requeue-orphaned-tasks.js';
 import { rerouteTask } from './operations/reroute-task.js';
@@ -387,6 +388,10 @@ export abstract class KyselyStore implements Store {
 
   recordAspectRatio(claim: Claim, ratio: FixedAspectRatio): Promise<boolean> {
     return recordAspectRatio(this.db, claim, ratio, this.now());
+  }
+
+  renewLeases(workerId: string, claims: readonly Claim[], leaseMs: number): Promise<Set<string>> {
+    return renewLeases(this.db, workerId, claims, leaseMs, this.now());
   }
 
   recordUpstreamJob(claim: Claim, job: UpstreamJob): Promise<boolean> {
