@@ -1,6 +1,7 @@
 /** The `videogen` command. */
 import { parseArgs } from 'node:util';
 import { ConfigError, ROLES, type Role } from '../config.js';
+import { loadDotEnv } from './dot-env.js';
 import { UsageError } from './usage-error.js';
 
 const USAGE = `Usage: videogen <command> [options]
@@ -49,6 +50,7 @@ Configuration comes from VIDEOGEN_* environment variables; see .env.example.`;
 // Each command is imported when it runs: the API client commands start in a fraction of the time the server's
 // dependencies (Fastify, the stores, canvas, the engines) take to load.
 async function main(argv: string[]): Promise<number> {
+  loadDotEnv();
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve': {
