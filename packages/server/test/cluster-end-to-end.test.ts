@@ -41,6 +41,8 @@ const TASKS = 60;
 const LEASE_SECONDS = 30;
 /** How often worker pools look for pools that died (runner/worker-pool.ts). */
 const ORPHAN_CHECK_MS = 2000;
+/** How long a pool's lock must be missing before it counts as dead (runner/worker-pool.ts, orphan-judge.ts). */
+const ORPHAN_GRACE_MS = 5000;
 const postgres = await postgresSuite();
 
 interface LogLine {
@@ -243,8 +245,8 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
       !lines.some((l) => l.worker === victim && l.msg === 'task finished' && l.task_id === killedTask),
     );
 
-    // Taken up again within an orphan check plus one render (the workers were all busy; FIFO puts it first),
-    // well before its lease would have run out.
+    // Taken up again within the orphan grace, the looks around it and one render (the workers were all busy;
+    // FIFO puts it first), well before its lease would have run out.
     const longestRender = Math.max(...lines.filter((l) => l.msg === 'task finished').map((l) => l.ms ?? 0));
     // By any worker but the one that gave it up: the killed task may have gone to the worker SIGTERMed later,
     // when that render began too soon before the test looked for one just begun.
@@ -255,8 +257,8 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
     const killedRestart = restartOf(killedTask, killedAt, victim);
     assert.ok(killedRestart !== undefined, 'the killed task ran again');
     assert.ok(
-      killedRestart - killedAt <= ORPHAN_CHECK_MS + longestRender + 2000,
-      `re-claimed ${killedRestart - killedAt} ms after the kill (orphan check every ${ORPHAN_CHECK_MS} ms, longest render ${longestRender} ms)`,
+      killedRestart - killedAt <= ORPHAN_GRACE_MS + 2 * ORPHAN_CHECK_MS + longestRender + 2000,
+      `re-claimed ${killedRestart - killedAt} ms after the kill (orphan check every ${ORPHAN_CHECK_MS} ms, grace ${ORPHAN_GRACE_MS} ms, longest render ${longestRender} ms)`,
     );
     const releasedRestart = restartOf(releasedTask, releasedAt, stopped);
     assert.ok(releasedRestart !== undefined, 'the released task ran again');
