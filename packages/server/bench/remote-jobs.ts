@@ -11,12 +11,13 @@
  * lifted, so that one client may create them all. The fake's queue limit (Ark's 120 per account) is lifted
  * too, as an account with a raised quota has it.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { FakeArkServer } from '../test/fakes/ark-server.js';
 import { Api } from '../test/helpers/api.js';
+import { writeArkEnginesFile } from '../test/helpers/ark-engines-file.js';
 import { serverEnv, startServer } from '../test/helpers/server-process.js';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 10_000);
@@ -37,21 +38,12 @@ async function main(): Promise<void> {
   const ark = await FakeArkServer.start({ apiKey: KEY, cacheDir: join(dir, 'ark'), queueLimit: Infinity });
   ark.outcome = 'never-finish';
   ark.pollsQueued = 0;
-  const engines = join(dir, 'engines.yaml');
-  await writeFile(
-    engines,
-    [
-      'engines:',
-      '  seedance:',
-      '    type: ark',
-      `    base_url: ${ark.baseUrl}`,
-      `    api_key: ${KEY}`,
-      '    model: dreamina-seedance-2-0-fast-260128',
-      'models:',
-      `  ${MODEL}: seedance`,
-      '',
-    ].join('\n'),
-  );
+  const engines = await writeArkEnginesFile(join(dir, 'engines.yaml'), {
+    baseUrl: ark.baseUrl,
+    apiKey: KEY,
+    arkModel: 'dreamina-seedance-2-0-fast-260128',
+    modelId: MODEL,
+  });
   const server = await startServer(
     serverEnv(join(dir, 'data'), {
       VIDEOGEN_ENGINES_FILE: engines,

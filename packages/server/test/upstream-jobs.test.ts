@@ -4,7 +4,7 @@
  * in all, is asked to delete none, and every task completes with the video Ark made for it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -12,6 +12,7 @@ import type { TaskRecord } from '../src/domain/task.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { FakeArkServer } from './fakes/ark-server.js';
 import { Api } from './helpers/api.js';
+import { writeArkEnginesFile } from './helpers/ark-engines-file.js';
 import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
 import { until } from './helpers/until.js';
 
@@ -35,24 +36,14 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function enginesFile(): Promise<string> {
-  const path = join(dir, 'engines.yaml');
-  await writeFile(
-    path,
-    [
-      'engines:',
-      '  seedance:',
-      '    type: ark',
-      `    base_url: ${ark.baseUrl}`,
-      `    api_key: ${KEY}`,
-      `    model: ${SEEDANCE_2_FAST}`,
-      '    poll_interval_ms: 50',
-      'models:',
-      `  ${MODEL}: seedance`,
-      '',
-    ].join('\n'),
-  );
-  return path;
+function enginesFile(): Promise<string> {
+  return writeArkEnginesFile(join(dir, 'engines.yaml'), {
+    baseUrl: ark.baseUrl,
+    apiKey: KEY,
+    arkModel: SEEDANCE_2_FAST,
+    modelId: MODEL,
+    options: { poll_interval_ms: 50 },
+  });
 }
 
 /** Every task once `done` holds for all of them (what is awaited happens; nothing is waited out). */
@@ -69,6 +60,25 @@ function allOnce(
     },
     what,
     { intervalMs: 25, timeoutMs: 120_000 },
+  );
+}
+
+/** Creates a task and waits until its job is accepted upstream and stored. */
+async function acceptedJob(api: Api, store: SqliteStore, prompt: string) {
+  const { body } = await api.create({ model: MODEL, prompt, duration: 4, quality: '480p' });
+  const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) => Boolean(t.upstreamJob));
+  const job = task?.upstreamJob;
+  assert.ok(job);
+  return { taskId: body.id, jobId: job.id, submittedAt: job.submittedAt };
+}
+
+/** The client's cancel, and the provider's DELETE of the job it leads to. */
+async function cancelUpstream(api: Api, accepted: { taskId: string; jobId: string }): Promise<void> {
+  const answer = await api.request('POST', `/v1/tasks/${accepted.taskId}/cancel`, { body: {} });
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  await until(
+    () => ark.deletes.some((deleted) => deleted.id === accepted.jobId),
+    `DELETE of ${accepted.jobId}`,
   );
 }
 
@@ -163,40 +173,20 @@ describe("a client's cancel of a remote job", () => {
     const key = await first.firstKey();
     const store = new SqliteStore({ path: join(data, 'videogen.db') });
     try {
-      const cancelled = async (server: ServerProcess) => {
-        const api = new Api(server.url, key);
-        const { body } = await api.create({ model: MODEL, prompt: 'a kite', duration: 4, quality: '480p' });
-        const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) =>
-          Boolean(t.upstreamJob),
-        );
-        const job = task?.upstreamJob?.id;
-        assert.ok(job);
-        const answer = await api.request('POST', `/v1/tasks/${body.id}/cancel`, { body: {} });
-        assert.equal(answer.status, 200, JSON.stringify(answer.body));
-        await until(() => ark.deletes.some((deleted) => deleted.id === job), `DELETE of ${job} at Ark`);
-        return body.id;
-      };
-      await cancelled(first);
-      // A job handed over by a deploy and resumed is cancelled as well.
       const api = new Api(first.url, key);
-      const { body } = await api.create({
-        model: MODEL,
-        prompt: 'another kite',
-        duration: 4,
-        quality: '480p',
-      });
-      await allOnce(store, [body.id], 'the job accepted upstream', (t) => Boolean(t.upstreamJob));
+      const cancelledHere = await acceptedJob(api, store, 'a kite');
+      await cancelUpstream(api, cancelledHere);
+      // A job handed over by a deploy and resumed is cancelled as well.
+      const handedOver = await acceptedJob(api, store, 'another kite');
       await first.stop('SIGTERM');
       const second = await start();
-      const [resumed] = await allOnce(store, [body.id], 'the task resumed', runsOn(second));
-      const job = resumed?.upstreamJob?.id;
-      assert.ok(job);
-      assert.equal(ark.deletes.filter((deleted) => deleted.id === job).length, 0, 'not at the deploy');
-      const answer = await new Api(second.url, key).request('POST', `/v1/tasks/${body.id}/cancel`, {
-        body: {},
-      });
-      assert.equal(answer.status, 200, JSON.stringify(answer.body));
-      await until(() => ark.deletes.some((deleted) => deleted.id === job), `DELETE of ${job} at Ark`);
+      await allOnce(store, [handedOver.taskId], 'the task resumed', runsOn(second));
+      assert.equal(
+        ark.deletes.filter((deleted) => deleted.id === handedOver.jobId).length,
+        0,
+        'not at the deploy',
+      );
+      await cancelUpstream(new Api(second.url, key), handedOver);
     } finally {
       await store.close();
     }
@@ -211,30 +201,20 @@ describe("a remote job's time limit", () => {
     const key = await first.firstKey();
     const store = new SqliteStore({ path: join(data, 'videogen.db') });
     try {
-      const { body } = await new Api(first.url, key).create({
-        model: MODEL,
-        prompt: 'a slow kite',
-        duration: 4,
-        quality: '480p',
-      });
-      const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) =>
-        Boolean(t.upstreamJob),
-      );
-      const job = task?.upstreamJob;
-      assert.ok(job);
+      const job = await acceptedJob(new Api(first.url, key), store, 'a slow kite');
       await first.stop('SIGTERM');
       assert.deepEqual(
-        ark.deletes.filter((deleted) => deleted.id === job.id),
+        ark.deletes.filter((deleted) => deleted.id === job.jobId),
         [],
         'not at the deploy',
       );
       // Started again with a limit of 1 s, which the job's submission is already further back than.
       await until(() => Date.now() > job.submittedAt + 1000, 'a second since the submission');
       const second = await (await starter(data, { VIDEOGEN_TASK_TIMEOUT_SECONDS: '1' }))();
-      const final = await new Api(second.url, key).waitForFinal(body.id, 60_000);
+      const final = await new Api(second.url, key).waitForFinal(job.taskId, 60_000);
       assert.equal(final.status, 'failed');
       assert.equal(final.error?.code, 'timeout');
-      await until(() => ark.deletes.some((deleted) => deleted.id === job.id), `DELETE of ${job.id} at Ark`);
+      await until(() => ark.deletes.some((deleted) => deleted.id === job.jobId), `DELETE of ${job.jobId}`);
       const submissions = ark.creates.filter((create) => JSON.stringify(create.body).includes('a slow kite'));
       assert.equal(submissions.length, 1, 'submitted once');
     } finally {
