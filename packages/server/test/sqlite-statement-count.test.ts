@@ -107,7 +107,6 @@ async function pass(store: Store, clock: { now: number }, size: number): Promise
   for (const [index, task] of [...routed, ...capped].entries()) {
     clock.now += 1;
     assert.ok(await store.reportProgress(claimOf(task), (size * 7 + index) % 100));
-    assert.ok(await store.renewLease(claimOf(task), LEASE + index));
     assert.ok((await store.renewLeases(task.leaseOwner ?? '', [claimOf(task)], LEASE + index)).has(task.id));
     const job = { engine: 'engine-0', id: `job-${size}-${index}`, submittedAt: clock.now };
     assert.ok(

@@ -944,7 +944,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           ];
           for (const c of stale) {
             const label = JSON.stringify(c);
-            assert.equal(await store.renewLease(c, LEASE * 10), false, label);
+            assert.deepEqual([...(await store.renewLeases(c.workerId, [c], LEASE * 10))], [], label);
             assert.equal(await store.reportProgress(c, 90), false, label);
             assert.equal(await store.completeTask(c, 'results/x.mp4'), false, label);
             assert.equal(await store.failTask(c, { code: 'generation_failed', message: 'no' }), false, label);
@@ -991,7 +991,10 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           const task = await claim(store);
           assert.ok(task);
           clock.now += 20_000;
-          assert.equal(await store.renewLease(claimOf(task), 60_000), true);
+          assert.deepEqual(
+            [...(await store.renewLeases(task.leaseOwner ?? '', [claimOf(task)], 60_000))],
+            [task.id],
+          );
           // A heartbeat is not a change clients see: only the lease moves, updatedAt stays put.
           assert.deepEqual(await mustGet(store, task.id), { ...task, leaseExpiresAt: clock.now + 60_000 });
           clock.now += 59_000;
@@ -1097,7 +1100,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(released.leaseExpiresAt, null);
           assert.equal(released.updatedAt, clock.now);
           assert.equal(await store.countPendingTasks(), 1);
-          assert.equal(await store.renewLease(claimOf(task), LEASE), false);
+          assert.deepEqual([...(await store.renewLeases(task.leaseOwner ?? '', [claimOf(task)], LEASE))], []);
           const again = await claim(store, 'w-2');
           assert.equal(again?.id, task.id);
           assert.equal(again?.attempts, 1);

@@ -393,11 +393,9 @@ export interface ClaimStore {
   claimTask(options: ClaimOptions & { maxAttempts: number }): Promise<TaskRecord | undefined>;
   /** Fails, with `worker_lost`, processing tasks whose lease expired after their last allowed attempt. */
   failAbandonedTasks(maxAttempts: number): Promise<number>;
-  /** Extends the lease; false when the claim is no longer current (the worker must stop). */
-  renewLease(claim: Claim, leaseMs: number): Promise<boolean>;
   /**
-   * Extends the leases of many claims of one worker pool at once (a pool following thousands of remote jobs);
-   * resolves with the tasks whose claim is still current.
+   * Extends the leases of claims of one worker pool, all at once (a pool following thousands of remote jobs);
+   * resolves with the tasks whose claim is still current (the others' runs must stop).
    */
   renewLeases(workerId: string, claims: readonly Claim[], leaseMs: number): Promise<Set<string>>;
   /** Raises progress (never lowers it); false when the claim is no longer current. */

@@ -35,6 +35,9 @@ export class LeaseKeeper {
   /** Keeps `claim`'s lease until the returned function is called; `onLost` hears once why it ended early. */
   hold(claim: Claim, onLost: (reason: StopReason) => void): () => void {
     const held: Held = { claim, onLost, heldUntil: Date.now() + this.#options.leaseMs };
+    // The pool claimed the task again (the older run lost its lease): that run's claim is over.
+    const older = this.#held.get(claim.taskId);
+    if (older) this.#lose(older, 'lease_lost');
     this.#held.set(claim.taskId, held);
     this.#timer ??= setInterval(
       () => void this.#renew(),

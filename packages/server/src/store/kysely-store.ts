@@ -97,7 +97,6 @@ import { registerWorker } from './operations/register-worker.js';
 import { releaseDelivery } from './operations/release-delivery.js';
 import { releaseTask } from './operations/release-task.js';
 import { removeWorker } from './operations/remove-worker.js';
-import { renewLease } from './operations/renew-lease.js';
 import { renewLeases } from './operations/renew-leases.js';
 import { reportProgress } from './operations/report-progress.js';
 import { requeueOrphanedTasks } from './operations/requeue-orphaned-tasks.js';
@@ -376,10 +375,6 @@ export abstract class KyselyStore implements Store {
 
   failAbandonedTasks(maxAttempts: number): Promise<number> {
     return failAbandonedTasks(this.db, maxAttempts, this.now());
-  }
-
-  renewLease(claim: Claim, leaseMs: number): Promise<boolean> {
-    return renewLease(this.db, claim, leaseMs, this.now());
   }
 
   reportProgress(claim: Claim, progress: number): Promise<boolean> {

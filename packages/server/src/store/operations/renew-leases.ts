@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Claim } from '../../ports/store.js';
 import type { Database } from '../database-schema.js';
-import { isOneOf } from '../list-parameters.js';
+import { integerAt, isOneOf } from '../list-parameters.js';
 
 /** Claims renewed per statement: a pool following thousands of remote jobs renews them in a few statements. */
 const CHUNK = 1000;
@@ -20,6 +20,10 @@ export async function renewLeases(
   const renewed = new Set<string>();
   for (let start = 0; start < claims.length; start += CHUNK) {
     const chunk = claims.slice(start, start + CHUNK);
+    // Each claim's attempt is checked in the statement: a stale claim (an older attempt of the same pool, which
+    // lost its lease and claimed the task again) changes nothing. `tasks.id` in full: SQLite's json_each has an
+    // `id` column of its own.
+    const attempts = Object.fromEntries(chunk.map((claim) => [claim.taskId, claim.attempt]));
     const rows = await db
       .updateTable('tasks')
       .set((eb) => ({ lease_expires_at: eb.val(now + leaseMs) }))
@@ -32,12 +36,10 @@ export async function renewLeases(
           chunk.map((claim) => claim.taskId),
         ),
       )
-      .returning(['id', 'attempts'])
+      .where((eb) => eb(eb.ref('attempts'), '=', integerAt(db, attempts, eb.ref('tasks.id'))))
+      .returning('id')
       .execute();
-    // The same pool may hold a newer claim of a task (its own lease lapsed and it claimed the task again): the
-    // older claim is not current, whatever the row's owner.
-    const attempts = new Map(rows.map((row) => [row.id, Number(row.attempts)]));
-    for (const claim of chunk) if (attempts.get(claim.taskId) === claim.attempt) renewed.add(claim.taskId);
+    for (const row of rows) renewed.add(row.id);
   }
   return renewed;
 }
