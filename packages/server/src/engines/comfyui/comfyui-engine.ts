@@ -90,11 +90,11 @@ export class ComfyUiEngine implements Engine {
     return this.#name;
   }
 
-  /** The server answers `/system_stats`, and the workflow file is still there and still valid. */
   cancelJob(job: UpstreamHandle): Promise<void> {
     return this.#client.cancel(job.id);
   }
 
+  /** The server answers `/system_stats`, and the workflow file is still there and still valid. */
   async check(signal: AbortSignal): Promise<void> {
     this.#loadWorkflow();
     await this.#client.systemStats(signal);

@@ -42,13 +42,13 @@ export class GeminiEngine implements Engine {
     return this.#name;
   }
 
+  /** The Gemini API cannot cancel a Veo operation. */
+  async cancelJob(_job: UpstreamHandle): Promise<void> {}
+
   /**
    * `GET /v1beta/models/{model}` with the key: free, and proves both that the key is accepted and that the
    * model is still offered (Google retires Veo models; a retired one answers 404).
    */
-  /** The Gemini API cannot cancel a Veo operation. */
-  async cancelJob(_job: UpstreamHandle): Promise<void> {}
-
   async check(signal: AbortSignal): Promise<void> {
     const path = `/v1beta/models/${this.#options.model}`;
     const limit = {

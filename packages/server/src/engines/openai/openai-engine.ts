@@ -76,15 +76,15 @@ export class OpenAiEngine implements Engine {
     return this.#name;
   }
 
-  /**
-   * `GET /v1/models` (older SGLang Diffusion releases: `GET /models`), authenticated: any answer but 2xx within
-   * 10 s is a problem, and so is a list that shows the server will not take the configured `model`.
-   */
   /** Not on a server that refuses to delete a video it is making (OpenAI's own), as `render` does not either. */
   async cancelJob(job: UpstreamHandle): Promise<void> {
     if (this.#dialect.runningDelete !== 'refused') await this.#cancel(job.id);
   }
 
+  /**
+   * `GET /v1/models` (older SGLang Diffusion releases: `GET /models`), authenticated: any answer but 2xx within
+   * 10 s is a problem, and so is a list that shows the server will not take the configured `model`.
+   */
   async check(signal: AbortSignal): Promise<void> {
     // The fallback path gets what is left of the first one's 10 s, not 10 s of its own.
     const timeLimit = checkTimeLimit();

@@ -100,11 +100,11 @@ export class ReplicateEngine implements Engine {
     return this.#name;
   }
 
-  /** `GET /v1/account` with the key: any answer but 2xx within 10 s is a problem. */
   cancelJob(job: UpstreamHandle): Promise<void> {
     return this.#cancel(job.id);
   }
 
+  /** `GET /v1/account` with the key: any answer but 2xx within 10 s is a problem. */
   async check(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/account'), headers: this.#headers() },

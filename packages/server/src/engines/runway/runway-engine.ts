@@ -41,11 +41,11 @@ export class RunwayEngine implements Engine {
     return this.#name;
   }
 
-  /** `GET /v1/organization` with the key and version: any answer but 2xx within 10 s is a problem. */
   cancelJob(job: UpstreamHandle): Promise<void> {
     return this.#cancel(job.id);
   }
 
+  /** `GET /v1/organization` with the key and version: any answer but 2xx within 10 s is a problem. */
   async check(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/organization'), headers: this.#headers() },
