@@ -20,11 +20,16 @@ export interface EndedJobCancellerOptions {
 
 export class EndedJobCanceller {
   readonly #options: EndedJobCancellerOptions;
+  /** The engines of this process's routes that can cancel a job: whose jobs it takes. */
+  readonly #cancelling: string[];
   #running: Promise<void> | undefined;
   #again = false;
 
   constructor(options: EndedJobCancellerOptions) {
     this.#options = options;
+    const { engines } = options;
+    const names = new Set([...engines.routes().values()].flatMap((route) => routeEngines(route)));
+    this.#cancelling = [...names].filter((name) => engines.engine(name)?.cancelJob !== undefined);
   }
 
   /** Looks for such jobs now (or once more after the look under way). */
@@ -50,11 +55,8 @@ export class EndedJobCanceller {
 
   async #cancelAll(): Promise<void> {
     const { store, engines, logger } = this.#options;
-    const names = [...new Set([...engines.routes().values()].flatMap((route) => routeEngines(route)))].filter(
-      (name) => engines.engine(name)?.cancelJob !== undefined,
-    );
     for (;;) {
-      const taken = await store.takeEndedUpstreamJobs(names, BATCH).catch((error: unknown) => {
+      const taken = await store.takeEndedUpstreamJobs(this.#cancelling, BATCH).catch((error: unknown) => {
         logger.warn({ err: error }, 'could not take the upstream jobs of failed tasks');
         return [];
       });

@@ -154,9 +154,7 @@ async function attemptRender(
           run.machine?.release();
         },
         upstreamDone: async () => run.machine?.reacquire(attempt.signal),
-        ...(run.resume
-          ? { resume: { id: run.resume.id, ...(run.resume.data && { data: run.resume.data }) } }
-          : {}),
+        ...(run.resume && { resume: run.resume }),
         handsOver: () => stored,
       },
     );

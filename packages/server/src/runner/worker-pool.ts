@@ -37,10 +37,9 @@ export interface WorkerPoolOptions extends Omit<RunTaskDependencies, 'leases'> {
 export class WorkerPool {
   readonly workerId = newWorkerId();
   readonly #options: WorkerPoolOptions & Pick<RunTaskDependencies, 'leases'>;
-  readonly #running = new Set<RunningTask>();
+  /** Every run until it ends (some beside the slots, having let theirs go), with its end. */
+  readonly #running = new Map<RunningTask, Promise<void>>();
   readonly #slots: Promise<void>[] = [];
-  /** Every run, until it ends (some beside the slots, having let theirs go). */
-  readonly #runs = new Set<Promise<void>>();
   readonly #permits: MachinePermits;
   readonly #leases: LeaseKeeper;
   readonly #wake = new Set<() => void>();
@@ -171,7 +170,7 @@ export class WorkerPool {
   async checkCancellations(): Promise<void> {
     this.#endedJobs.trigger();
     await Promise.all(
-      [...this.#running].map(async (running) => {
+      [...this.#running.keys()].map(async (running) => {
         const task = await this.#options.store.getTask(running.taskId).catch(() => undefined);
         if (task && (task.status !== 'processing' || task.leaseOwner !== this.workerId))
           running.stop(claimEndedFor(task));
@@ -192,13 +191,13 @@ export class WorkerPool {
     clearInterval(this.#reaper);
     clearInterval(this.#orphanCheck);
     for (const wake of [...this.#wake]) wake();
-    const allDone = Promise.all([...this.#slots, ...this.#runs]);
+    const allDone = Promise.all([...this.#slots, ...this.#running.values()]);
     if (!(await settlesWithin(allDone, graceMs))) {
-      for (const task of this.#running) task.stop('shutdown');
+      for (const task of this.#running.keys()) task.stop('shutdown');
       await allDone;
     }
     // Runs claimed after the list above was taken.
-    while (this.#runs.size > 0) await Promise.all([...this.#runs]);
+    while (this.#running.size > 0) await Promise.all([...this.#running.values()]);
     const lock = await this.#ready;
     clearInterval(this.#reaper);
     clearInterval(this.#orphanCheck);
@@ -285,15 +284,13 @@ export class WorkerPool {
     // Made again now if making it ahead failed (the folder may be writable again).
     const made = directory.catch(() => RunDirectory.make(scratchParent(this.#options)));
     const running = runTask(task, this.workerId, this.#options, made, machine);
-    this.#running.add(running);
     const ended = running.done
       .catch((error: unknown) =>
         logger.error({ err: error, task_id: task.id }, 'task run ended with an error'),
       )
       .finally(() => this.#running.delete(running));
+    this.#running.set(running, ended);
     // The slot is free again when the run ends, or when it lets the slot go while its upstream works.
-    const tracked = ended.finally(() => this.#runs.delete(tracked));
-    this.#runs.add(tracked);
     await Promise.race([ended, machine.freed]);
     return true;
   }
