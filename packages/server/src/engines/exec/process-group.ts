@@ -63,15 +63,31 @@ export async function groupRunning(pid: number): Promise<boolean> {
   return false;
 }
 
-/** SIGTERM to the group, SIGKILL after the grace period if any of it is still running. */
+/**
+ * How long, after SIGKILL, the group's processes are waited for. SIGKILL cannot be refused, but its
+ * processes still have to be scheduled to exit (seconds on a loaded machine) and one in uninterruptible
+ * sleep (a hung disk or GPU driver) exits only when that call returns; past this the caller goes on.
+ */
+export const KILLED_EXIT_WAIT_MS = 10_000;
+
+/** Polls until no process of group `pid` runs, or `until` (a Date.now() value) has passed; true when gone. */
+async function groupGoneBy(pid: number, until: number): Promise<boolean> {
+  for (;;) {
+    if (!(await groupRunning(pid))) return true;
+    if (Date.now() >= until) return false;
+    await sleep(GROUP_POLL_MS);
+  }
+}
+
+/**
+ * SIGTERM to the group, SIGKILL after the grace period if any of it is still running; resolves once none of
+ * it runs (or KILLED_EXIT_WAIT_MS after the SIGKILL), so what comes next never races a dying process.
+ */
 export async function endGroup(pid: number): Promise<void> {
   if (!signalGroup(pid, 'SIGTERM')) return;
-  const until = Date.now() + KILL_GRACE_MS;
-  do {
-    if (!(await groupRunning(pid))) return;
-    await sleep(GROUP_POLL_MS);
-  } while (Date.now() < until);
+  if (await groupGoneBy(pid, Date.now() + KILL_GRACE_MS)) return;
   signalGroup(pid, 'SIGKILL');
+  await groupGoneBy(pid, Date.now() + KILLED_EXIT_WAIT_MS);
 }
 
 /** A running guardian, as the worker sees it. */
