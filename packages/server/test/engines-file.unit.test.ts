@@ -144,6 +144,7 @@ describe('the engines file', () => {
             api_key: 'k',
             accept_timeout_seconds: 5,
             max_requests_per_second: 2.5,
+            job_timeout_seconds: 7200,
           },
         },
         models: {
@@ -165,7 +166,7 @@ describe('the engines file', () => {
     assert.deepEqual(Object.fromEntries(config.limits), {
       'gpu-a': { maxConcurrency: 10 },
       'gpu-b': { maxConcurrency: 4 },
-      ark: { acceptTimeoutMs: 5000, maxRequestsPerSecond: 2.5 },
+      ark: { acceptTimeoutMs: 5000, maxRequestsPerSecond: 2.5, jobTimeoutMs: 7_200_000 },
     });
     assert.deepEqual(config.routing, {
       acceptTimeoutMs: 20_000,
@@ -232,6 +233,21 @@ describe('the engines file', () => {
         models: { 'videogen-2.0-text-to-video': 'a' },
       }),
       /\/engines\/a\/max_requests_per_second: /,
+    );
+    assert.match(
+      problem({
+        engines: { a: { ...relay, job_timeout_seconds: -1 } },
+        models: { 'videogen-2.0-text-to-video': 'a' },
+      }),
+      /\/engines\/a\/job_timeout_seconds: /,
+    );
+    // Only engines with upstream jobs have a job time limit; a command has its own timeout_seconds.
+    assert.match(
+      problem({
+        engines: { a: { type: 'exec', command: ['gen', '{output}'], job_timeout_seconds: 60 } },
+        models: { 'videogen-2.0-text-to-video': 'a' },
+      }),
+      /\/engines\/a\/job_timeout_seconds: an exec engine has no upstream jobs \(its command has timeout_seconds\)/,
     );
     assert.match(
       problem({ engines: { a: relay }, models: { 'videogen-2.0-text-to-video': [] } }),

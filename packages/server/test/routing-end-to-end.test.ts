@@ -161,11 +161,11 @@ describe('no fallback once the upstream accepted the job', () => {
         'engines:',
         '  gpu:',
         // 3 s: the job's POST to the fake, in this process, must be answered within it even on a loaded machine.
-        ...sglangEngine(gpu, ['    accept_timeout_seconds: 3']),
+        // 8 s: once the server is gone, the job's own time limit is what ends the task.
+        ...sglangEngine(gpu, ['    accept_timeout_seconds: 3', '    job_timeout_seconds: 8']),
         'models:',
         `  ${ROUTED}: [gpu, local]`,
       ],
-      { VIDEOGEN_TASK_TIMEOUT_SECONDS: '8' },
     );
     const { body: created } = await api.create({
       model: ROUTED,

@@ -36,13 +36,14 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function enginesFile(): Promise<string> {
-  return writeArkEnginesFile(join(dir, 'engines.yaml'), {
+let enginesFiles = 0;
+function enginesFile(options: Readonly<Record<string, number>> = {}): Promise<string> {
+  return writeArkEnginesFile(join(dir, `engines-${++enginesFiles}.yaml`), {
     baseUrl: ark.baseUrl,
     apiKey: KEY,
     arkModel: SEEDANCE_2_FAST,
     modelId: MODEL,
-    options: { poll_interval_ms: 50 },
+    options: { poll_interval_ms: 50, ...options },
   });
 }
 
@@ -91,9 +92,10 @@ function runsOn(server: ServerProcess): (task: TaskRecord) => boolean {
 async function starter(
   data: string,
   extra: Record<string, string> = {},
+  engineOptions: Readonly<Record<string, number>> = {},
 ): Promise<() => Promise<ServerProcess>> {
   const env = serverEnv(data, {
-    VIDEOGEN_ENGINES_FILE: await enginesFile(),
+    VIDEOGEN_ENGINES_FILE: await enginesFile(engineOptions),
     VIDEOGEN_WORKER_CONCURRENCY: String(TASKS),
     VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0',
     ...extra,
@@ -194,6 +196,47 @@ describe("a client's cancel of a remote job", () => {
 });
 
 describe("a remote job's time limit", () => {
+  it("is the engine's, not the task timeout: a job that outlasts VIDEOGEN_TASK_TIMEOUT_SECONDS completes", async () => {
+    ark.outcome = 'never-finish';
+    const data = join(dir, 'outlasts');
+    // The worker's own phases (submitting, then fetching and conforming the result) keep this limit each.
+    const taskTimeoutMs = 8000;
+    const server = await (
+      await starter(data, { VIDEOGEN_TASK_TIMEOUT_SECONDS: String(taskTimeoutMs / 1000) })
+    )();
+    const key = await server.firstKey();
+    const store = new SqliteStore({ path: join(data, 'videogen.db') });
+    try {
+      const api = new Api(server.url, key);
+      const job = await acceptedJob(api, store, 'a kite that takes its time');
+      // A poll of the job after the task timeout has passed since its submission (the task outlived it
+      // upstream), or the task's end (what a task timeout applied to the job would bring).
+      const polledLate = () =>
+        ark.requests.some(
+          (request) =>
+            request.method === 'GET' &&
+            request.path.endsWith(`/${job.jobId}`) &&
+            request.at > job.submittedAt + taskTimeoutMs + 1000,
+        );
+      const ended = await until(
+        async () => polledLate() || (await store.getTask(job.taskId))?.status === 'failed',
+        'a poll past the task timeout, or the task failed',
+        { intervalMs: 50, timeoutMs: 120_000 },
+      );
+      assert.equal((await store.getTask(job.taskId))?.status, 'processing', String(ended));
+      ark.outcome = 'succeed';
+      const final = await api.waitForFinal(job.taskId, 60_000);
+      assert.equal(final.status, 'completed', JSON.stringify(final.error));
+      assert.deepEqual(
+        ark.deletes.filter((deleted) => deleted.id === job.jobId),
+        [],
+        'never cancelled upstream',
+      );
+    } finally {
+      await store.close();
+    }
+  });
+
   it('runs from its submission across restarts: past it, the job is cancelled upstream and the task fails', async () => {
     ark.outcome = 'never-finish';
     const data = join(dir, 'limit');
@@ -208,12 +251,16 @@ describe("a remote job's time limit", () => {
         [],
         'not at the deploy',
       );
-      // Started again with a limit of 1 s, which the job's submission is already further back than.
+      // Started again with a job limit of 1 s, which the job's submission is already further back than.
       await until(() => Date.now() > job.submittedAt + 1000, 'a second since the submission');
-      const second = await (await starter(data, { VIDEOGEN_TASK_TIMEOUT_SECONDS: '1' }))();
+      const second = await (await starter(data, {}, { job_timeout_seconds: 1 }))();
       const final = await new Api(second.url, key).waitForFinal(job.taskId, 60_000);
       assert.equal(final.status, 'failed');
       assert.equal(final.error?.code, 'timeout');
+      assert.match(
+        final.error?.message ?? '',
+        /engine "seedance" did not finish within 1 s of its submission/,
+      );
       await until(() => ark.deletes.some((deleted) => deleted.id === job.jobId), `DELETE of ${job.jobId}`);
       const submissions = ark.creates.filter((create) => JSON.stringify(create.body).includes('a slow kite'));
       assert.equal(submissions.length, 1, 'submitted once');

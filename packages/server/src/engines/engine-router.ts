@@ -3,7 +3,7 @@ import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Engine } from '../ports/engine.js';
 import type { EngineRouter as EngineRouterPort, RoutingPolicy } from '../ports/engine-router.js';
-import { DEFAULT_ROUTING, type EngineLimits } from './engines-file.js';
+import { DEFAULT_JOB_TIMEOUT_MS, DEFAULT_ROUTING, type EngineLimits } from './engines-file.js';
 
 export class EngineRouter implements EngineRouterPort {
   readonly #routes: ReadonlyMap<ModelId, EngineRoute>;
@@ -64,6 +64,10 @@ export class EngineRouter implements EngineRouterPort {
 
   acceptTimeoutMs(engine: string): number {
     return this.#limits.get(engine)?.acceptTimeoutMs ?? this.policy.acceptTimeoutMs;
+  }
+
+  jobTimeoutMs(engine: string): number {
+    return this.#limits.get(engine)?.jobTimeoutMs ?? DEFAULT_JOB_TIMEOUT_MS;
   }
 
   models(): ModelId[] {

@@ -88,6 +88,7 @@ const RoutingKeysSchema = Type.Object({
   max_concurrency: Type.Optional(Type.Integer({ minimum: 1 })),
   accept_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
   max_requests_per_second: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
+  job_timeout_seconds: Type.Optional(Type.Number({ exclusiveMinimum: 0 })),
 });
 const ROUTING_KEYS = Object.keys(RoutingKeysSchema.properties);
 
@@ -132,7 +133,19 @@ export interface EngineLimits {
   readonly acceptTimeoutMs?: number;
   /** Polls a process sends its upstream per second at most; `DEFAULT_REQUESTS_PER_SECOND` when absent. */
   readonly maxRequestsPerSecond?: number;
+  /** How long an upstream job may take from its submission; `DEFAULT_JOB_TIMEOUT_MS` when absent. */
+  readonly jobTimeoutMs?: number;
 }
+
+/**
+ * The time limit of an upstream job, from its submission, on an engine that sets none. Within what every
+ * provider keeps a job for (Ark 48 h, Replicate and fal a day or more), and far past any render: a provider that
+ * is only busy still finishes, one that lost the job does not hold the task for ever.
+ */
+export const DEFAULT_JOB_TIMEOUT_MS = 24 * 3600 * 1000;
+
+/** Engine types whose work is not an upstream job: `job_timeout_seconds` means nothing to them. */
+const JOBLESS_TYPES: readonly string[] = ['local', 'exec'];
 
 /**
  * The request budget of an engine that sets none, per process: the status reads (polls) of its jobs. Well inside
@@ -270,6 +283,13 @@ function splitRoutingKeys(data: unknown, file: string): { data: unknown; limits:
     const error = routingKeysChecker.Errors(routing).First();
     if (error) throw new EnginesFileError(file, `/engines/${name}${error.path}: ${error.message}`);
     const keys = routing as Static<typeof RoutingKeysSchema>;
+    const type = (options as { type?: unknown }).type;
+    if (keys.job_timeout_seconds !== undefined && typeof type === 'string' && JOBLESS_TYPES.includes(type)) {
+      throw new EnginesFileError(
+        file,
+        `/engines/${name}/job_timeout_seconds: ${type === 'exec' ? 'an exec engine has no upstream jobs (its command has timeout_seconds)' : `a ${type} engine has no upstream jobs`}`,
+      );
+    }
     if (Object.keys(keys).length > 0) {
       limits.set(name, {
         ...(keys.max_concurrency !== undefined && { maxConcurrency: keys.max_concurrency }),
@@ -278,6 +298,9 @@ function splitRoutingKeys(data: unknown, file: string): { data: unknown; limits:
         }),
         ...(keys.max_requests_per_second !== undefined && {
           maxRequestsPerSecond: keys.max_requests_per_second,
+        }),
+        ...(keys.job_timeout_seconds !== undefined && {
+          jobTimeoutMs: Math.round(keys.job_timeout_seconds * 1000),
         }),
       });
     }

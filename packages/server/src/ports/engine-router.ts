@@ -30,6 +30,8 @@ export interface EngineRouter {
   maxConcurrency(): ReadonlyMap<string, number>;
   /** How long `engine` has to accept a job when its route has somewhere left to go. */
   acceptTimeoutMs(engine: string): number;
+  /** How long a job upstream on `engine` may take, from its submission, before it is cancelled and the task fails. */
+  jobTimeoutMs(engine: string): number;
   /** The model IDs with a route: the ones this process's workers claim. */
   models(): ModelId[];
 }

@@ -43,7 +43,10 @@ export interface RenderJob {
 export interface RenderContext {
   /** Aborted on cancel, lost lease, shutdown or the time limit: stop promptly and reject. */
   readonly signal: AbortSignal;
-  /** When the task's time limit runs out (epoch ms); the signal aborts then. Retries must not outlast it. */
+  /**
+   * When the task's time limit runs out (epoch ms); the signal aborts then. Retries must not outlast it. Read it
+   * at each use: once the job is accepted upstream and stored, it becomes the engine's job time limit.
+   */
   readonly deadline: number;
   /** Fraction 0..1 of the render done. */
   onProgress(fraction: number): void;

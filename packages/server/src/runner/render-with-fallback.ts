@@ -14,11 +14,12 @@ import type { Logger } from 'pino';
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { TaskFailure } from '../domain/errors.js';
 import type { TaskRecord } from '../domain/task.js';
-import type { UpstreamHandle, UpstreamJob } from '../domain/upstream-job.js';
+import type { UpstreamJob } from '../domain/upstream-job.js';
 import type { Metrics } from '../metrics.js';
 import type { Engine, RenderJob } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
 import type { Claim, ClaimStore, RoutingStore } from '../ports/store.js';
+import { describeDuration, type RunDeadline } from './run-deadline.js';
 import type { RunDirectory } from './run-directory.js';
 
 /** How often a task whose next engines are all at their cap looks again. */
@@ -51,7 +52,10 @@ export interface FallbackRun {
   /** Where each engine gets a working directory of its own. */
   readonly directory: RunDirectory;
   readonly signal: AbortSignal;
-  readonly deadline: number;
+  /** Moved here to the engine's job time limit while its upstream works, and back to the task's after. */
+  readonly deadline: RunDeadline;
+  /** The worker's own time limit for a phase of the task (`VIDEOGEN_TASK_TIMEOUT_SECONDS`). */
+  readonly taskTimeoutMs: number;
   onProgress(fraction: number): void;
   /** The run's render slot: let go while a remote engine's upstream works, taken again for the result. */
   readonly machine?: { release(): void; reacquire(signal: AbortSignal): Promise<void> };
@@ -137,23 +141,46 @@ async function attemptRender(
           if (!accepted) attempt.abort(new AcceptTimeout(engine.name, acceptMs));
         }, acceptMs)
       : undefined;
+  const jobTimeoutMs = deps.engines.jobTimeoutMs(engine.name);
+  const upstreamWorks = (submittedAt: number) =>
+    run.deadline.moveTo(
+      submittedAt + jobTimeoutMs,
+      `The job upstream on engine "${engine.name}" did not finish within ${describeDuration(jobTimeoutMs)} of its submission`,
+    );
   // A resumed job is upstream already: the slot is not the run's until the job is done.
-  if (run.resume) run.machine?.release();
+  if (run.resume) {
+    upstreamWorks(run.resume.submittedAt);
+    run.machine?.release();
+  }
+  const { deadline } = run;
   try {
     await engine.render(
       { ...run.job, outputPath: run.outputPath, workDir: run.workDir },
       {
         signal: attempt.signal,
-        deadline: run.deadline,
+        // Read at each use: the limit moves with the phase.
+        get deadline() {
+          return deadline.at;
+        },
         onProgress: run.onProgress,
         onAccepted: async (handle) => {
           accepted = true;
           clearTimeout(acceptTimer);
           if (!handle) return;
-          stored = await storeJob(deps, run.claim, { ...handle, engine: engine.name });
+          const job: UpstreamJob = { ...handle, engine: engine.name, submittedAt: Date.now() };
+          stored = await storeJob(deps, run.claim, job);
+          if (stored) upstreamWorks(job.submittedAt);
           run.machine?.release();
         },
-        upstreamDone: async () => run.machine?.reacquire(attempt.signal),
+        upstreamDone: async () => {
+          if (stored) {
+            deadline.moveTo(
+              Date.now() + run.taskTimeoutMs,
+              `The result of the job on engine "${engine.name}" was not fetched and stored within ${describeDuration(run.taskTimeoutMs)}`,
+            );
+          }
+          await run.machine?.reacquire(attempt.signal);
+        },
         ...(run.resume && { resume: run.resume }),
         handsOver: () => stored,
       },
@@ -172,12 +199,7 @@ async function attemptRender(
 }
 
 /** Stores the job the engine's upstream accepted; false when it could not be (the job then ends with this run). */
-async function storeJob(
-  deps: FallbackDependencies,
-  claim: Claim,
-  handle: UpstreamHandle & { engine: string },
-) {
-  const job: UpstreamJob = { ...handle, submittedAt: Date.now() };
+async function storeJob(deps: FallbackDependencies, claim: Claim, job: UpstreamJob): Promise<boolean> {
   try {
     const stored = await deps.store.recordUpstreamJob(claim, job);
     if (!stored)
@@ -204,7 +226,7 @@ async function nextEngine(
     });
     if (choice.kind === 'engine') return choice.engine;
     if (choice.kind === 'none') return undefined;
-    const remaining = run.deadline - Date.now();
+    const remaining = run.deadline.at - Date.now();
     if (remaining <= 0) return undefined;
     await sleep(Math.min(CAPACITY_RETRY_MS, remaining), undefined, { signal: run.signal }).catch(() => {
       throw run.signal.reason;

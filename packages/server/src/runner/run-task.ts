@@ -21,6 +21,7 @@ import type { LeaseKeeper } from './lease-keeper.js';
 import type { MachineHold } from './machine-permits.js';
 import { ProgressReporter } from './progress-reporter.js';
 import { renderWithFallback } from './render-with-fallback.js';
+import { describeDuration, RunDeadline } from './run-deadline.js';
 import { RunDirectory } from './run-directory.js';
 import { RunStopped, type StopReason } from './run-stopped.js';
 
@@ -85,13 +86,10 @@ export function runTask(
   return { taskId: task.id, stop, done };
 }
 
-function describeFailure(error: unknown, taskTimeoutMs: number): TaskError {
+function describeFailure(error: unknown, deadline: RunDeadline): TaskError {
   if (error instanceof TaskFailure) return { code: error.code, message: error.message };
   if (error instanceof RunStopped && error.reason === 'timeout') {
-    return {
-      code: 'timeout',
-      message: `Generation did not finish within ${Math.round(taskTimeoutMs / 1000)} s.`,
-    };
+    return { code: 'timeout', message: `${deadline.limit}.` };
   }
   return { code: 'generation_failed', message: 'The engine failed to generate the video.' };
 }
@@ -109,11 +107,11 @@ async function execute(
   const log = deps.logger.child({ task_id: task.id, worker_id: workerId, attempt: task.attempts });
   // The pool renews every run's lease together (lease-keeper.ts), and stops this run if it ends early.
   const letGo = deps.leases.hold(claim, stop);
-  // A resumed job's time limit runs from its submission, not from each run that picks it up again.
-  const limitStart = task.upstreamJob?.submittedAt ?? Date.now();
-  const deadline = setTimeout(
+  // The worker's own part; render-with-fallback.ts moves it while an upstream job works.
+  const deadline = new RunDeadline(
+    Date.now() + deps.taskTimeoutMs,
+    `Generation did not finish within ${describeDuration(deps.taskTimeoutMs)}`,
     () => stop('timeout'),
-    Math.max(0, limitStart + deps.taskTimeoutMs - Date.now()),
   );
   const progress = new ProgressReporter((value) => deps.store.reportProgress(claim, value));
   let directory: RunDirectory | undefined;
@@ -157,7 +155,8 @@ async function execute(
         job: { taskId: task.id, model, params: task.params, frame, fps: OUTPUT_FPS, ...assets },
         directory,
         signal,
-        deadline: limitStart + deps.taskTimeoutMs,
+        deadline,
+        taskTimeoutMs: deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
         ...(machine && { machine }),
       },
@@ -197,7 +196,7 @@ async function execute(
       deps.metrics?.leasesLost.inc();
       log.warn('lease lost; another worker may take the task');
     } else {
-      const failure = describeFailure(reason ? signal.reason : error, deps.taskTimeoutMs);
+      const failure = describeFailure(reason ? signal.reason : error, deadline);
       if (failure.code === 'generation_failed' || failure.code === 'internal_error') {
         log.error({ err: error }, 'task failed');
       } else {
@@ -211,7 +210,7 @@ async function execute(
     }
   } finally {
     letGo();
-    clearTimeout(deadline);
+    deadline.clear();
     // Removed also when the run failed before taking it.
     await (directory ?? (await made.catch(() => undefined)))?.remove();
   }

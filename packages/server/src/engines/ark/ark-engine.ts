@@ -104,7 +104,9 @@ export class ArkEngine implements Engine {
     const upstream: UpstreamOptions = {
       label: this.#label,
       signal: context.signal,
-      deadline: context.deadline,
+      get deadline() {
+        return context.deadline;
+      },
       dispatcher: this.#context.dispatcher,
     };
     const steps: HostedTaskSteps<string> = {

@@ -70,7 +70,12 @@ export class FalEngine implements Engine {
   }
 
   async render(job: RenderJob, context: RenderContext): Promise<void> {
-    const limits: FalCallLimits = { signal: context.signal, deadline: context.deadline };
+    const limits: FalCallLimits = {
+      signal: context.signal,
+      get deadline() {
+        return context.deadline;
+      },
+    };
     await renderHosted(job, context, {
       label: this.#label,
       apiKey: this.#options.api_key,

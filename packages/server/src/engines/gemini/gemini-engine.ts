@@ -75,7 +75,7 @@ export class GeminiEngine implements Engine {
 
   async render(job: RenderJob, context: RenderContext): Promise<void> {
     const label = this.#label;
-    const options = this.#callOptions(context.signal, context.deadline);
+    const options = this.#callOptions(context);
     await renderHosted(job, context, {
       label,
       apiKey: this.#options.api_key,
@@ -116,12 +116,14 @@ export class GeminiEngine implements Engine {
     });
   }
 
-  #callOptions(signal: AbortSignal, deadline: number): GeminiCallOptions {
+  #callOptions(context: Pick<RenderContext, 'signal' | 'deadline'>): GeminiCallOptions {
     return {
       label: this.#label,
       model: this.#options.model,
-      signal,
-      deadline,
+      signal: context.signal,
+      get deadline() {
+        return context.deadline;
+      },
       dispatcher: this.#context.dispatcher,
     };
   }

@@ -45,7 +45,9 @@ export async function renderHosted<R>(
     const result = await runHostedTask(hosted.steps, {
       label: hosted.label,
       signal,
-      deadline: context.deadline,
+      get deadline() {
+        return context.deadline;
+      },
       pollIntervalMs: hosted.pollIntervalMs,
       onProgress: (fraction) => progress(GENERATION_SHARE * fraction),
       onAccepted: (handle) => context.onAccepted?.(handle),

@@ -82,7 +82,15 @@ export class RelayEngine implements Engine {
   async #render(job: RenderJob, context: RenderContext): Promise<void> {
     const { signal } = context;
     signal.throwIfAborted();
-    const upstream = this.#upstreamOptions(signal, context.deadline);
+    const upstream: UpstreamOptions = {
+      label: this.#label,
+      signal,
+      // Read at each use: the limit moves when the other videogen accepts the task.
+      get deadline() {
+        return context.deadline;
+      },
+      dispatcher: this.#context.dispatcher,
+    };
     let reported = 0;
     const report = (fraction: number): void => {
       if (fraction <= reported) return;

@@ -277,7 +277,9 @@ export class ReplicateEngine implements Engine {
     return {
       label: this.#label,
       signal: context.signal,
-      deadline: context.deadline,
+      get deadline() {
+        return context.deadline;
+      },
       dispatcher: this.#context.dispatcher,
     };
   }

@@ -61,7 +61,9 @@ export class RunwayEngine implements Engine {
     const upstream: UpstreamOptions = {
       label: this.#label,
       signal: context.signal,
-      deadline: context.deadline,
+      get deadline() {
+        return context.deadline;
+      },
       dispatcher: this.#context.dispatcher,
     };
     await renderHosted(job, context, {
