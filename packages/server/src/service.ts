@@ -94,7 +94,13 @@ export async function startService(
   const signal = openWorkSignal(store, { onError: onStoreError });
   const storage = await openStorage(config.storageUrl);
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
+  /** Where no request is answered (callbacks): the configured public URL, else the listener's address. */
   let publicUrl = config.publicUrl ?? '';
+  /**
+   * The base of the URLs in the answer to a request sent to `requestOrigin`: without a configured public URL,
+   * that origin, so that a client (the dashboard's page above all) gets them at the address it reached.
+   */
+  const answerBase = (requestOrigin?: string) => config.publicUrl ?? requestOrigin ?? publicUrl;
   const metrics = new Metrics({
     queueStats: () => store.queueStats(),
     prices: enginesConfig.prices,
@@ -110,7 +116,7 @@ export async function startService(
   if (servesApi) {
     const secret = await store.getOrCreateSecret('result_links', () => randomBytes(32).toString('base64url'));
     const links = new ResultLinks({
-      publicUrl: () => publicUrl,
+      publicUrl: answerBase,
       secret,
       ttlSeconds: config.resultUrlTtlSeconds,
     });
@@ -129,14 +135,14 @@ export async function startService(
       store,
       storage,
       maxBytes: config.assetMaxBytes,
-      publicUrl: () => publicUrl,
+      publicUrl: answerBase,
       tempDir: scratch.path,
     });
     const tasks = new TaskService({
       store,
       resultUrl,
       assets: { storage, maxBytes: config.assetMaxBytes, tempDir: scratch.path },
-      resolveUploads: (scope, params) => files.resolveUploads(scope, params),
+      resolveUploads: (scope, params, requestOrigin) => files.resolveUploads(scope, params, requestOrigin),
       maxQueuedTasks: config.maxQueuedTasks,
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });

@@ -98,14 +98,18 @@ export class FileService {
   readonly #store: Pick<FileStore, 'createFile' | 'getFile'>;
   readonly #storage: Storage;
   readonly #maxBytes: number;
-  readonly #publicUrl: () => string;
+  readonly #publicUrl: (requestOrigin?: string) => string;
   readonly #tempDir: string;
 
   constructor(options: {
     store: Pick<FileStore, 'createFile' | 'getFile'>;
     storage: Storage;
     maxBytes: number;
-    publicUrl: () => string;
+    /**
+     * The base of the files' URLs in the answer to a request sent to `requestOrigin` (http/request-origin.ts);
+     * without one, the base of the URLs the server hands out where no request is answered.
+     */
+    publicUrl: (requestOrigin?: string) => string;
     /** Where uploads are received before they are stored (this process's scratch-space.ts folder). */
     tempDir?: string;
   }) {
@@ -120,7 +124,7 @@ export class FileService {
     return this.#maxBytes;
   }
 
-  async upload(scope: TaskScope, upload: Upload): Promise<PublicFile> {
+  async upload(scope: TaskScope, upload: Upload, requestOrigin?: string): Promise<PublicFile> {
     const dir = await mkdtemp(join(this.#tempDir, 'videogen-upload-'));
     try {
       const path = join(dir, 'upload');
@@ -155,17 +159,17 @@ export class FileService {
           await this.#storage.delete(key).catch(() => undefined);
           throw error;
         });
-      return toPublicFile(file, this.#publicUrl());
+      return toPublicFile(file, this.#publicUrl(requestOrigin));
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   }
 
-  async get(scope: TaskScope, fileId: string): Promise<PublicFile> {
+  async get(scope: TaskScope, fileId: string, requestOrigin?: string): Promise<PublicFile> {
     const file = isFileId(fileId) ? await this.#store.getFile(fileId, scope) : undefined;
     if (!file)
       throw new ApiError('not_found', `No file ${fileId} exists for this API key.`, { param: 'file_id' });
-    return toPublicFile(file, this.#publicUrl());
+    return toPublicFile(file, this.#publicUrl(requestOrigin));
   }
 
   /** The file's bytes and type, for its owner. */
@@ -176,19 +180,25 @@ export class FileService {
 
   /**
    * Replaces the URLs of this server's uploaded files in a request by storage references, after checking that
-   * each is the scope's and of the field's kind; other URLs pass through.
+   * each is the scope's and of the field's kind; other URLs pass through. This server's are those at the base
+   * its answer to the request would have (`requestOrigin`'s, without a public URL) and at its default base.
    */
-  async resolveUploads(scope: TaskScope, params: GenerationParams): Promise<GenerationParams> {
-    const prefix = `${this.#publicUrl()}/v1/files/`;
+  async resolveUploads(
+    scope: TaskScope,
+    params: GenerationParams,
+    requestOrigin?: string,
+  ): Promise<GenerationParams> {
+    const bases = new Set([this.#publicUrl(requestOrigin), this.#publicUrl()]);
     const resolved = { ...params };
     for (const [kind, field] of KIND_FIELDS) {
       resolved[field] = await Promise.all(
         params[field].map(async (url, index) => {
-          if (!url.startsWith(prefix)) return url;
-          const id = url.slice(prefix.length).replace(/\/content$/, '');
+          const base = [...bases].find((candidate) => url.startsWith(`${candidate}/v1/files/`));
+          if (base === undefined) return url;
+          const id = url.slice(`${base}/v1/files/`.length).replace(/\/content$/, '');
           const file = isFileId(id) ? await this.#store.getFile(id, scope) : undefined;
           const param = `${field}[${index}]`;
-          if (!file || url !== `${this.#publicUrl()}${fileContentPath(id)}`) {
+          if (!file || url !== `${base}${fileContentPath(id)}`) {
             throw new ApiError(
               'invalid_parameter',
               `${param}: no uploaded file ${id} exists for this API key.`,

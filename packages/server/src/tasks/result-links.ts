@@ -8,8 +8,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { resultKey } from '../domain/storage-keys.js';
 import type { Storage } from '../ports/storage.js';
 
-/** The link to a completed task's video, as `results[0]` carries it. */
-export type ResultUrl = (taskId: string) => Promise<string>;
+/**
+ * The link to a completed task's video, as `results[0]` carries it; `requestOrigin` is the origin of the request
+ * it answers (http/request-origin.ts), absent in callbacks.
+ */
+export type ResultUrl = (taskId: string, requestOrigin?: string) => Promise<string>;
 
 const EXPIRY_BUCKET_SECONDS = 3600;
 
@@ -25,7 +28,7 @@ export interface VerifiedLink {
 }
 
 export class ResultLinks {
-  readonly #publicUrl: () => string;
+  readonly #publicUrl: (requestOrigin?: string) => string;
   readonly #secret: string;
   readonly #ttlSeconds: number;
   readonly #now: () => number;
@@ -34,7 +37,8 @@ export class ResultLinks {
   readonly #signed = new Map<string, string>();
 
   constructor(options: {
-    publicUrl: () => string;
+    /** The base of the links in the answer to a request sent to `requestOrigin`. */
+    publicUrl: (requestOrigin?: string) => string;
     secret: string;
     ttlSeconds: number;
     now?: () => number;
@@ -57,10 +61,10 @@ export class ResultLinks {
    * The expiry is rounded up to the next hour so that polling returns the same URL for an hour (cacheable)
    * while every link stays valid for at least the configured time.
    */
-  urlFor(taskId: string): string {
+  urlFor(taskId: string, requestOrigin?: string): string {
     const earliest = Math.floor(this.#now() / 1000) + this.#ttlSeconds;
     const expires = Math.ceil(earliest / EXPIRY_BUCKET_SECONDS) * EXPIRY_BUCKET_SECONDS;
-    const base = `${this.#publicUrl()}/v1/results/${taskId}.mp4?expires=${expires}&signature=`;
+    const base = `${this.#publicUrl(requestOrigin)}/v1/results/${taskId}.mp4?expires=${expires}&signature=`;
     const kept = this.#signed.get(taskId);
     if (kept?.startsWith(base)) return kept;
     const url = base + this.#sign(taskId, expires);
@@ -81,7 +85,7 @@ export class ResultLinks {
 
   /** As a `ResultUrl`. */
   get resultUrl(): ResultUrl {
-    return async (taskId) => this.urlFor(taskId);
+    return async (taskId, requestOrigin) => this.urlFor(taskId, requestOrigin);
   }
 
   #sign(taskId: string, expires: number): string {

@@ -50,7 +50,11 @@ export class TaskService {
   readonly #onCreated: (task: TaskRecord) => void;
   readonly #onDeliveryQueued: () => void;
   readonly #onCancelled: (task: TaskRecord) => void;
-  readonly #resolveUploads: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
+  readonly #resolveUploads: (
+    scope: TaskScope,
+    params: GenerationParams,
+    requestOrigin?: string,
+  ) => Promise<GenerationParams>;
   readonly #checkInputs: InputCheck;
   readonly #prices: Prices | undefined;
 
@@ -69,8 +73,15 @@ export class TaskService {
     maxQueuedTasks?: number;
     onCreated?: (task: TaskRecord) => void;
     onDeliveryQueued?: () => void;
-    /** Turns the URLs of uploaded files in a request into storage references (file-service.ts). */
-    resolveUploads?: (scope: TaskScope, params: GenerationParams) => Promise<GenerationParams>;
+    /**
+     * Turns the URLs of uploaded files in a request sent to `requestOrigin` into storage references
+     * (file-service.ts).
+     */
+    resolveUploads?: (
+      scope: TaskScope,
+      params: GenerationParams,
+      requestOrigin?: string,
+    ) => Promise<GenerationParams>;
     /** A task was cancelled: its worker, in this process or another, should stop it. */
     onCancelled?: (task: TaskRecord) => void;
     /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts, injected). */
@@ -94,11 +105,15 @@ export class TaskService {
     this.#prices = options.prices;
   }
 
-  async create(scope: CreatorScope, body: unknown): Promise<PublicTask> {
-    const newTask = await this.#newTask(scope, body);
+  /**
+   * `requestOrigin`, here and below, is the origin the request was sent to (http/request-origin.ts): the URLs
+   * of the answer are made at it when no public URL is configured.
+   */
+  async create(scope: CreatorScope, body: unknown, requestOrigin?: string): Promise<PublicTask> {
+    const newTask = await this.#newTask(scope, body, requestOrigin);
     const task = await this.#withinBudget(newTask, () => this.#store.createTask(newTask));
     this.#onCreated(task);
-    return this.present(task);
+    return this.present(task, requestOrigin);
   }
 
   /**
@@ -109,8 +124,9 @@ export class TaskService {
     scope: CreatorScope,
     body: unknown,
     idempotencyKey: string,
+    requestOrigin?: string,
   ): Promise<{ task: PublicTask; replayed: boolean }> {
-    const task = await this.#newTask(scope, body);
+    const task = await this.#newTask(scope, body, requestOrigin);
     const result = await this.#withinBudget(task, () =>
       this.#store.createTaskOnce(task, {
         key: idempotencyKey,
@@ -130,7 +146,7 @@ export class TaskService {
       );
     }
     if (result.outcome === 'created') this.#onCreated(result.task);
-    return { task: await this.present(result.task), replayed: result.outcome === 'replayed' };
+    return { task: await this.present(result.task, requestOrigin), replayed: result.outcome === 'replayed' };
   }
 
   /**
@@ -148,12 +164,12 @@ export class TaskService {
   }
 
   /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
-  async #newTask(scope: CreatorScope, body: unknown): Promise<NewTask> {
+  async #newTask(scope: CreatorScope, body: unknown, requestOrigin: string | undefined): Promise<NewTask> {
     const { model, params: requested } = parseGenerationRequest(body);
     const unsupported = this.#checkInputs(model, requested);
     if (unsupported)
       throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });
-    const params = await this.#resolveUploads(scope, requested);
+    const params = await this.#resolveUploads(scope, requested, requestOrigin);
     await this.#checkQueueRoom();
     const id = newTaskId();
     const stored = this.#assets
@@ -170,8 +186,8 @@ export class TaskService {
     };
   }
 
-  async get(scope: TaskScope, taskId: string): Promise<PublicTask> {
-    return this.present(await this.#find(scope, taskId));
+  async get(scope: TaskScope, taskId: string, requestOrigin?: string): Promise<PublicTask> {
+    return this.present(await this.#find(scope, taskId), requestOrigin);
   }
 
   /** What the task was created with, as a request body (the dashboard shows it); empty fields left out. */
@@ -183,19 +199,19 @@ export class TaskService {
     return { model, ...Object.fromEntries(fields) };
   }
 
-  async list(scope: TaskScope, query: TaskListQuery): Promise<PublicTaskList> {
+  async list(scope: TaskScope, query: TaskListQuery, requestOrigin?: string): Promise<PublicTaskList> {
     const { tasks, hasMore } = await this.#store.listTasks(scope, query);
     const last = tasks.at(-1);
     return {
       object: 'list',
-      data: await Promise.all(tasks.map((task) => this.present(task))),
+      data: await Promise.all(tasks.map((task) => this.present(task, requestOrigin))),
       has_more: hasMore,
       next_cursor: hasMore && last ? encodeCursor(last) : null,
     };
   }
 
   /** Stops a pending or processing task: it becomes `failed` with `cancelled`, and its callback fires. */
-  async cancel(scope: TaskScope, taskId: string): Promise<PublicTask> {
+  async cancel(scope: TaskScope, taskId: string, requestOrigin?: string): Promise<PublicTask> {
     assertTaskIdShape(taskId);
     const outcome = await this.#store.cancelTask(taskId, scope);
     if (!outcome) throw notFound(taskId);
@@ -208,7 +224,7 @@ export class TaskService {
     }
     this.#onCancelled(outcome.task);
     this.#onDeliveryQueued();
-    return this.present(outcome.task);
+    return this.present(outcome.task, requestOrigin);
   }
 
   /** Removes a final task, its callback log and its files (the video and the request's stored assets). */
@@ -264,8 +280,11 @@ export class TaskService {
     return task;
   }
 
-  async present(task: TaskRecord): Promise<PublicTask> {
-    return toPublicTask(task, task.status === 'completed' ? await this.#resultUrl(task.id) : undefined);
+  async present(task: TaskRecord, requestOrigin?: string): Promise<PublicTask> {
+    return toPublicTask(
+      task,
+      task.status === 'completed' ? await this.#resultUrl(task.id, requestOrigin) : undefined,
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
 import type { FileService } from '../../files/file-service.js';
 import { principalOf } from '../authentication.js';
+import { requestOrigin } from '../request-origin.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, FileSchema } from '../schemas.js';
 
 const FileIdParams = Type.Object({ file_id: Type.String({ description: 'The id of the file.' }) });
@@ -71,12 +72,16 @@ export function fileRoutes(
           throw error instanceof ApiError ? error : malformedForm(error);
         });
         if (!part) throw new ApiError('missing_parameter', 'The file part is missing.', { param: 'file' });
-        return deps.files.upload(principalOf(request), {
-          stream: part.file,
-          filename: part.filename,
-          mimetype: part.mimetype,
-          truncated: () => part.file.truncated,
-        });
+        return deps.files.upload(
+          principalOf(request),
+          {
+            stream: part.file,
+            filename: part.filename,
+            mimetype: part.mimetype,
+            truncated: () => part.file.truncated,
+          },
+          requestOrigin(request),
+        );
       },
     );
   });
@@ -93,7 +98,7 @@ export function fileRoutes(
         response: { 200: Type.Ref(FileSchema), ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found') },
       },
     },
-    async (request) => deps.files.get(principalOf(request), request.params.file_id),
+    async (request) => deps.files.get(principalOf(request), request.params.file_id, requestOrigin(request)),
   );
   app.get<{ Params: { file_id: string } }>(
     '/v1/files/:file_id/content',

@@ -9,6 +9,7 @@ import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
 import { emptyBody } from '../error-handler.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
+import { requestOrigin } from '../request-origin.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
 
 export function generationRoutes(
@@ -61,11 +62,19 @@ export function generationRoutes(
     },
     async (request, reply) => {
       if (request.body === undefined) throw emptyBody();
+      const origin = requestOrigin(request);
       const answer = (task: PublicTask) =>
-        withPreferredWait(request, reply, task, () => deps.tasks.get(principalOf(request), task.id), closing);
+        withPreferredWait(
+          request,
+          reply,
+          task,
+          () => deps.tasks.get(principalOf(request), task.id, origin),
+          closing,
+        );
       const key = parseIdempotencyKey(request.headers['idempotency-key']);
-      if (key === undefined) return answer(await deps.tasks.create(principalOf(request), request.body));
-      const { task, replayed } = await deps.tasks.createOnce(principalOf(request), request.body, key);
+      if (key === undefined)
+        return answer(await deps.tasks.create(principalOf(request), request.body, origin));
+      const { task, replayed } = await deps.tasks.createOnce(principalOf(request), request.body, key, origin);
       if (replayed) reply.header('idempotent-replayed', 'true');
       return answer(task);
     },

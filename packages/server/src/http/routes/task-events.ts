@@ -10,6 +10,7 @@ import type { TaskService } from '../../tasks/task-service.js';
 import { watchTask } from '../../tasks/task-watch.js';
 import { answerSignal, closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
+import { requestOrigin } from '../request-origin.js';
 import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, TaskIdParams } from '../schemas.js';
 
 /** A comment line this often keeps proxies and load balancers from closing a quiet stream. */
@@ -94,7 +95,8 @@ export function taskEventRoutes(
     },
     async (request, reply) => {
       const scope = principalOf(request);
-      const load = () => deps.tasks.get(scope, request.params.task_id);
+      const origin = requestOrigin(request);
+      const load = () => deps.tasks.get(scope, request.params.task_id, origin);
       // Read before answering, so an unknown task is the usual 404 with a JSON body.
       const first = await load();
       const snapshots = watchTask(load, { first, signal: answerSignal(reply, closing) });

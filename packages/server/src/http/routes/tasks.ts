@@ -9,6 +9,7 @@ import type { TaskService } from '../../tasks/task-service.js';
 import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
+import { requestOrigin } from '../request-origin.js';
 import {
   API_KEY_SECURITY,
   AUTHENTICATED_ERRORS,
@@ -43,7 +44,8 @@ export function taskRoutes(
       },
       validatorCompiler: () => () => true,
     },
-    async (request) => deps.tasks.list(principalOf(request), parseTaskListQuery(request.query)),
+    async (request) =>
+      deps.tasks.list(principalOf(request), parseTaskListQuery(request.query), requestOrigin(request)),
   );
   app.get<{ Params: { task_id: string } }>(
     '/v1/tasks/:task_id',
@@ -65,7 +67,7 @@ export function taskRoutes(
       },
     },
     async (request, reply) => {
-      const load = () => deps.tasks.get(principalOf(request), request.params.task_id);
+      const load = () => deps.tasks.get(principalOf(request), request.params.task_id, requestOrigin(request));
       return withPreferredWait(request, reply, await load(), load, closing);
     },
   );
@@ -87,7 +89,8 @@ export function taskRoutes(
         },
       },
     },
-    async (request) => deps.tasks.cancel(principalOf(request), request.params.task_id),
+    async (request) =>
+      deps.tasks.cancel(principalOf(request), request.params.task_id, requestOrigin(request)),
   );
   app.delete<{ Params: { task_id: string } }>(
     '/v1/tasks/:task_id',
