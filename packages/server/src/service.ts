@@ -143,6 +143,7 @@ export async function startService(
       resultUrl,
       assets: { storage, maxBytes: config.assetMaxBytes, tempDir: scratch.path },
       resolveUploads: (scope, params, requestOrigin) => files.resolveUploads(scope, params, requestOrigin),
+      showUploads: (params, requestOrigin) => files.showUploads(params, requestOrigin),
       maxQueuedTasks: config.maxQueuedTasks,
       onCreated: (task) => {
         metrics.tasksCreated.inc({ model: task.model });

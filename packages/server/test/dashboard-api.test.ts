@@ -6,13 +6,14 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createOwnerAccount } from '../src/accounts/accounts.js';
 import type { PublicTask } from '../src/domain/task.js';
+import { writeTestImage } from './helpers/media-fixtures.js';
 import { CLI_PATH, runCli, serverEnv, startServer } from './helpers/server-process.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 
@@ -210,6 +211,42 @@ describe('dashboard routes', () => {
     // Another account's key sees none of it.
     const stranger = await server.newKey();
     assert.equal((await bearer(server.url, stranger.key, `/v1/tasks/${created.body.id}`)).status, 404);
+  });
+
+  it("shows a task's request with an uploaded file as the URL the client sent, not a storage reference", async () => {
+    const { key } = await server.newKey('development', accountId);
+    const image = join(await mkdtemp(join(tmpdir(), 'videogen-request-')), 'photo.png');
+    await writeTestImage(image, { width: 320, height: 240, colour: [40, 80, 200] });
+    const form = new FormData();
+    form.append('file', new Blob([await readFile(image)], { type: 'image/png' }), 'photo.png');
+    const uploaded = await fetch(`${server.url}/v1/files`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
+    const file = (await uploaded.json()) as { url: string };
+    assert.equal(uploaded.status, 200, JSON.stringify(file));
+    await rm(dirname(image), { recursive: true, force: true });
+    const created = await fetch(`${server.url}/v1/videos/generations`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        model: 'videogen-2.0-fast-image-to-video',
+        prompt: 'the photo comes to life',
+        image_urls: [file.url],
+      }),
+    });
+    const task = (await created.json()) as PublicTask;
+    assert.equal(created.status, 200, JSON.stringify(task));
+
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const shown = await browser.request<{ request: Record<string, unknown> }>(
+      'GET',
+      `/dashboard/api/tasks/${task.id}/request`,
+    );
+    assert.equal(shown.status, 200);
+    assert.deepEqual(shown.body.request.image_urls, [file.url]);
   });
 
   it('creates a key shown once, which the API accepts until it is revoked', async () => {

@@ -1,7 +1,8 @@
 /**
  * The dashboard opened at the README's address, `http://localhost:<port>/dashboard`, while the server listens
  * on 127.0.0.1 with no VIDEOGEN_PUBLIC_URL: a task's video plays (its link is at the page's own origin, which
- * the page's `media-src 'self'` allows), and the playground's curl command names one address.
+ * the page's `media-src 'self'` allows), the playground's curl command names one address, and a task's request
+ * shows the uploaded file by its URL.
  */
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -115,7 +116,7 @@ describe('dashboard at http://localhost:<port>', { timeout: 300_000, ...chromium
     assert.deepEqual(problems.cspViolations, []);
   });
 
-  it("names one address in the playground's curl command", async () => {
+  it("names one address in the playground's curl command, and shows the uploaded file's URL in the task's request", async () => {
     const image = join(fixtures, 'frame.png');
     await writeTestImage(image, { width: 320, height: 240, colour: [200, 90, 30] });
     await page.goto(`${pageOrigin}/dashboard#/playground?mode=image`);
@@ -131,6 +132,15 @@ describe('dashboard at http://localhost:<port>', { timeout: 300_000, ...chromium
     const command = (await page.getByLabel('Equivalent curl command').textContent()) ?? '';
     const addresses = new Set([...command.matchAll(/https?:\/\/[^/\s'"]+/g)].map(([url]) => url));
     assert.deepEqual([...addresses], [pageOrigin], command);
+    const fileUrl = /"(http[^"]+\/v1\/files\/file-[0-9a-f]+\/content)"/.exec(command)?.[1];
+    assert.ok(fileUrl, command);
+
+    await page.locator('.run a[href^="#/tasks/"]').click();
+    await page.getByRole('heading', { level: 1, name: 'Task' }).waitFor();
+    const request = page.getByRole('region', { name: 'Request' }).locator('pre');
+    await request.waitFor();
+    const shown = JSON.parse((await request.textContent()) ?? '{}') as { image_urls?: string[] };
+    assert.deepEqual(shown.image_urls, [fileUrl]);
   });
 
   it('loaded nothing from elsewhere, broke no content security policy rule and threw no script error', () => {

@@ -26,3 +26,8 @@ export function isTaskAssetKey(key: string, taskId: string): boolean {
 export function uploadKey(fileId: string): string {
   return `uploads/${fileId}`;
 }
+
+/** The file id of an upload's key; undefined for any other key. */
+export function uploadIdOf(key: string): string | undefined {
+  return key.startsWith('uploads/') ? key.slice('uploads/'.length) : undefined;
+}

@@ -11,12 +11,12 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { inspectAsset } from '../assets/inspect-asset.js';
 import { megabytes } from '../assets/megabytes.js';
-import { STORED_ASSET_SCHEME } from '../assets/stored-assets.js';
+import { STORED_ASSET_SCHEME, storedAssetKey } from '../assets/stored-assets.js';
 import { uploadContentType } from '../assets/upload-content-type.js';
 import { ApiError } from '../domain/errors.js';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
-import { uploadKey } from '../domain/storage-keys.js';
+import { uploadIdOf, uploadKey } from '../domain/storage-keys.js';
 import type { TaskScope } from '../domain/task.js';
 import {
   fileContentPath,
@@ -217,6 +217,21 @@ export class FileService {
       );
     }
     return resolved;
+  }
+
+  /**
+   * The other way, for showing a stored request: the storage references of uploaded files back into their URLs,
+   * at the base of the answer to a request sent to `requestOrigin`.
+   */
+  showUploads(params: GenerationParams, requestOrigin?: string): GenerationParams {
+    const shown = { ...params };
+    for (const [, field] of KIND_FIELDS) {
+      shown[field] = params[field].map((url) => {
+        const id = uploadIdOf(storedAssetKey(url) ?? '');
+        return id === undefined ? url : `${this.#publicUrl(requestOrigin)}${fileContentPath(id)}`;
+      });
+    }
+    return shown;
   }
 
   async #kindOf(path: string): Promise<UploadKind> {

@@ -55,6 +55,7 @@ export class TaskService {
     params: GenerationParams,
     requestOrigin?: string,
   ) => Promise<GenerationParams>;
+  readonly #showUploads: (params: GenerationParams, requestOrigin?: string) => GenerationParams;
   readonly #checkInputs: InputCheck;
   readonly #prices: Prices | undefined;
 
@@ -82,6 +83,8 @@ export class TaskService {
       params: GenerationParams,
       requestOrigin?: string,
     ) => Promise<GenerationParams>;
+    /** The other way: the storage references of uploaded files back into their URLs (file-service.ts). */
+    showUploads?: (params: GenerationParams, requestOrigin?: string) => GenerationParams;
     /** A task was cancelled: its worker, in this process or another, should stop it. */
     onCancelled?: (task: TaskRecord) => void;
     /** Whether the engine the model is routed to can take the request's inputs (engines/routed-inputs.ts, injected). */
@@ -101,6 +104,7 @@ export class TaskService {
     this.#onDeliveryQueued = options.onDeliveryQueued ?? (() => {});
     this.#onCancelled = options.onCancelled ?? (() => {});
     this.#resolveUploads = options.resolveUploads ?? (async (_scope, params) => params);
+    this.#showUploads = options.showUploads ?? ((params) => params);
     this.#checkInputs = options.checkInputs ?? (() => undefined);
     this.#prices = options.prices;
   }
@@ -190,10 +194,13 @@ export class TaskService {
     return this.present(await this.#find(scope, taskId), requestOrigin);
   }
 
-  /** What the task was created with, as a request body (the dashboard shows it); empty fields left out. */
-  async request(scope: TaskScope, taskId: string): Promise<Record<string, unknown>> {
+  /**
+   * What the task was created with, as a request body (the dashboard shows it): uploaded files by their URLs, as
+   * the client sent them; empty fields left out.
+   */
+  async request(scope: TaskScope, taskId: string, requestOrigin?: string): Promise<Record<string, unknown>> {
     const { model, params } = await this.#find(scope, taskId);
-    const fields = Object.entries(params).filter(
+    const fields = Object.entries(this.#showUploads(params, requestOrigin)).filter(
       ([, value]) => value !== null && !(Array.isArray(value) && value.length === 0),
     );
     return { model, ...Object.fromEntries(fields) };

@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
 import type { TaskService } from '../../tasks/task-service.js';
 import { signedInSession } from '../authentication.js';
+import { requestOrigin } from '../request-origin.js';
 import { DASHBOARD_SECURITY, errorResponses, TaskIdParams } from '../schemas.js';
 
 export function dashboardTaskRoutes(
@@ -16,7 +17,7 @@ export function dashboardTaskRoutes(
       schema: {
         summary: 'The request a task was created with',
         description:
-          "The body of the creation, as stored: uploaded and inline assets appear as the service's storage references.",
+          "The body of the creation: uploaded files by their URLs (`…/v1/files/{id}/content`), inline `data:` assets as the service's storage references (`storage:assets/…`).",
         operationId: 'getTaskRequest',
         tags: ['Dashboard'],
         security: DASHBOARD_SECURITY,
@@ -31,7 +32,13 @@ export function dashboardTaskRoutes(
     },
     async (request) => {
       const { accountId, environment } = signedInSession(request);
-      return { request: await deps.tasks.request({ accountId, environment }, request.params.task_id) };
+      return {
+        request: await deps.tasks.request(
+          { accountId, environment },
+          request.params.task_id,
+          requestOrigin(request),
+        ),
+      };
     },
   );
 }
