@@ -980,6 +980,28 @@ describe('dashboard in a browser', { timeout: 600_000, ...chromiumInstalled }, (
     }
   });
 
+  it('shows “Any model” on an unfiltered list and the model filtered on after a reload, once the models are listed', async () => {
+    const filter = page.getByLabel('Model');
+    const listed = () =>
+      page.waitForFunction(() => document.querySelectorAll('select[name="model"] option').length > 2);
+    await page.goto(`${server.url}/dashboard#/tasks`);
+    await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
+    await listed();
+    assert.equal(await filter.inputValue(), '');
+    assert.equal(await text(filter.locator('option:checked')), 'Any model');
+    // Applying another filter adds no model to it.
+    await page.getByLabel('Status').selectOption('completed');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/#\/tasks\?status=completed$/);
+
+    const filtered = 'videogen-2.0-fast-image-to-video';
+    await page.goto(`${server.url}/dashboard#/tasks?model=${filtered}`);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Tasks' }).waitFor();
+    await listed();
+    assert.equal(await filter.inputValue(), filtered);
+  });
+
   it('shows usage per day and per model, with charts and tables, over a chosen range, and downloads it as CSV', async () => {
     // Every task of the environment has ended (the test before waited for it): the usage is settled.
     const listed = await withKey(server.url, developmentKey, '/v1/tasks?limit=100');

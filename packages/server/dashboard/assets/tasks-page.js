@@ -67,8 +67,15 @@ function filterForm(filters, models) {
   ];
   const model = select({ name: 'model' }, modelChoices([]), chosenModel);
   models.then(
-    (list) =>
-      model.replaceChildren(...select({}, modelChoices(list.map(({ id }) => id)), chosenModel).children),
+    (list) => {
+      // New options, then the choice set again: options moved out of another select would bring their
+      // selectedness along, and the last of them would win.
+      const chosen = model.value;
+      model.replaceChildren(
+        ...modelChoices(list.map(({ id }) => id)).map(([value, label]) => h('option', { value }, label)),
+      );
+      model.value = chosen;
+    },
     () => {},
   );
   const from = h('input', { type: 'date', name: 'from', value: filters.get('from') ?? '' });
