@@ -17,6 +17,8 @@ export interface ProgressDisplay {
 export type ProgressStream = Pick<NodeJS.WriteStream, 'isTTY' | 'columns' | 'write'>;
 
 const BAR_WIDTH = 30;
+/** Narrower than this, a bar says nothing the percentage does not: left out. */
+const MIN_BAR_WIDTH = 5;
 /** The longest status, so that the layout chosen at the first update fits every later one. */
 const LONGEST_STATUS = 'processing';
 
@@ -40,7 +42,8 @@ export function progressBar(stream: ProgressStream = process.stderr): ProgressDi
       // Of one width whatever the status, so that the bar does not jump as it changes.
       const barWidth = Math.min(BAR_WIDTH, width - `100%  ${LONGEST_STATUS}${id}`.length - 1);
       const filled = Math.round((percent / 100) * barWidth);
-      const line = barWidth > 0 ? `${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)} ${text}` : text;
+      const line =
+        barWidth >= MIN_BAR_WIDTH ? `${'█'.repeat(filled)}${'░'.repeat(barWidth - filled)} ${text}` : text;
       // Carriage return and "erase line", then the new state.
       stream.write(`\r\x1b[2K${line.slice(0, width)}`);
       drawn = true;
