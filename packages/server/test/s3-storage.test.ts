@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { MAX_PRESIGN_SECONDS, openS3Storage, parseS3Url, S3Storage } from '../src/storage/s3-storage.js';
 import { type S3TestServer, startS3Server } from './helpers/s3-server.js';
+import { serverEnv, startServer } from './helpers/server-process.js';
 import { storageConformance } from './storage-conformance.js';
 
 let s3: S3TestServer;
@@ -397,5 +398,32 @@ describe('openS3Storage', () => {
         assert.ok(path.startsWith('http://objects.example.test:9000/videos/p/x.mp4?'), path);
       },
     );
+  });
+});
+
+describe('videogen serve on S3 storage', () => {
+  it("prints no NodeVersionSupportWarning, the AWS SDK's notice about Node.js versions older than 22", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'videogen-s3-serve-'));
+    // The variables of the storage and the SDK only: none that would turn the warning off from outside.
+    const server = await startServer(
+      serverEnv(dataDir, {
+        VIDEOGEN_STORAGE_URL: `s3://${s3.bucket}/serve?force_path_style=true`,
+        AWS_ENDPOINT_URL_S3: s3.endpoint,
+        AWS_REGION: 'us-east-1',
+        AWS_ACCESS_KEY_ID: s3.accessKeyId,
+        AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+        AWS_CONFIG_FILE: '/nonexistent/videogen-test/config',
+        AWS_SHARED_CREDENTIALS_FILE: '/nonexistent/videogen-test/credentials',
+        AWS_REQUEST_CHECKSUM_CALCULATION: 'when_required',
+      }),
+    );
+    try {
+      // Serving means the storage opened: its bucket was checked over the SDK's client.
+      assert.match(server.stdout(), /"msg":"videogen is serving"/);
+    } finally {
+      assert.equal(await server.stop(), 0);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+    assert.doesNotMatch(server.stderr(), /NodeVersionSupportWarning/, server.stderr());
   });
 });

@@ -112,6 +112,11 @@ export function parseS3Url(url: string): S3Location {
  */
 export function openS3Storage(url: string, clientConfig: S3ClientConfig = {}): S3Storage {
   const { bucket, prefix, forcePathStyle } = parseS3Url(url);
+  // On Node.js 20 the client's construction prints the SDK's 9-line NodeVersionSupportWarning (its releases
+  // after January 2027 will need Node.js 22) on every start. videogen supports Node.js 20 knowingly
+  // (docs/decisions.md#the-aws-sdks-nodejs-20-warning): the SDK's own switch turns that one warning off,
+  // unless the operator set the variable.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   return new S3Storage({ bucket, prefix, client: new S3Client({ forcePathStyle, ...clientConfig }) });
 }
 

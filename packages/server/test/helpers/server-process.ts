@@ -16,6 +16,8 @@ export interface ServerProcess {
   readonly listenUrl: string;
   /** Everything written to stdout so far. */
   stdout(): string;
+  /** Everything written to stderr so far. */
+  stderr(): string;
   /** The development key a first start prints, if it printed one. */
   printedKey(): string | undefined;
   /** The development key a first start prints, once printed (it follows the "serving" line). */
@@ -73,6 +75,7 @@ export async function startServer(
     url,
     listenUrl,
     stdout: () => out,
+    stderr: () => err,
     printedKey: () => /(vg_dev_[0-9A-Za-z]{32,})/.exec(out)?.[1],
     firstKey: (timeoutMs = 30_000) =>
       new Promise<string>((resolve, reject) => {
