@@ -428,6 +428,51 @@ describe('SqliteStore', () => {
     }
   });
 
+  it('creates budget-limited tasks from several processes sharing a file without a busy error', async () => {
+    const path = join(dir, 'shared-budgets.db');
+    const store = new SqliteStore({ path });
+    let accountId: string;
+    try {
+      await store.migrate();
+      accountId = (await store.createAccount()).id;
+      // A limit far above what the processes create: each creation reads the account's usage, then writes.
+      await store.setAccountLimits(accountId, { monthlyVideoSeconds: 1_000_000, monthlyBudgetMicros: null });
+    } finally {
+      await store.close();
+    }
+    const script = `
+      const { SqliteStore } = await import(${JSON.stringify(STORE_MODULE)});
+      const { newTaskId } = await import(${JSON.stringify(new URL('../src/domain/identifiers.js', import.meta.url).href)});
+      const store = new SqliteStore({ path: ${JSON.stringify(path)} });
+      const errors = [];
+      let created = 0;
+      ${READY_THEN_GO}
+      for (let round = 0; round < 30; round++) {
+        const outcomes = await Promise.allSettled(Array.from({ length: 10 }, () => store.createTask({
+          accountId: ${JSON.stringify(accountId)}, environment: 'production', id: newTaskId(),
+          model: 'videogen-2.0-text-to-video', params: ${JSON.stringify(PARAMS)},
+        })));
+        for (const outcome of outcomes) {
+          if (outcome.status === 'fulfilled') created++;
+          else errors.push(String(outcome.reason.code) + ': ' + outcome.reason.message);
+        }
+      }
+      await store.close();
+      process.stdout.write(JSON.stringify({ created, errors }));
+    `;
+    const outputs = (await race(3, script)).map(
+      ({ stdout }) => JSON.parse(stdout) as { created: number; errors: string[] },
+    );
+    assert.deepEqual(
+      outputs.flatMap((output) => output.errors),
+      [],
+    );
+    assert.deepEqual(
+      outputs.map((output) => output.created),
+      [300, 300, 300],
+    );
+  });
+
   it('never hands one task to two processes sharing a file', async () => {
     const path = join(dir, 'shared.db');
     const store = new SqliteStore({ path });

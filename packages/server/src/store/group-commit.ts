@@ -40,7 +40,11 @@ export function groupCommit<Item, Result>(
         try {
           outcomes.push({ ok: true, result: await write(trx, item) });
         } catch (error) {
-          await trx.executeQuery(ROLLBACK_TO_SAVEPOINT);
+          // SQLite ends the whole transaction itself on some errors (a full disk): the savepoint is gone with
+          // it, and the write's error, not "no such savepoint", is what fails the group.
+          await trx.executeQuery(ROLLBACK_TO_SAVEPOINT).catch(() => {
+            throw error;
+          });
           outcomes.push({ ok: false, error });
         }
         await trx.executeQuery(RELEASE_SAVEPOINT);

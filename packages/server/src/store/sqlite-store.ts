@@ -2,7 +2,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import type { TaskRecord, TaskScope } from '../domain/task.js';
 import type { NewTask, WorkerLock } from '../ports/store.js';
 import type { Database } from './database-schema.js';
@@ -17,6 +17,7 @@ import { SqliteReader } from './sqlite-reader.js';
 import { SqliteStatements } from './sqlite-statements.js';
 import { OPTIMIZE_ALL_TABLES, optimizeOnOpen, optimizePeriodically } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
+import { SqliteWriteDialect } from './sqlite-write-dialect.js';
 import { StatementCache } from './statement-cache.js';
 import type { StatementGroups } from './statement-groups.js';
 
@@ -68,7 +69,7 @@ function openSqlite(
   }
   const statements = new StatementCache(database);
   return {
-    db: new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) }),
+    db: new Kysely<Database>({ dialect: new SqliteWriteDialect(statements) }),
     database,
     statements,
   };

@@ -25,6 +25,11 @@ export class StatementCache implements SqliteDatabase {
     return this.#statements.size;
   }
 
+  /** Whether a transaction is open on the connection (SQLite ends one itself on some errors). */
+  get inTransaction(): boolean {
+    return this.#database.inTransaction;
+  }
+
   close(): void {
     this.#database.close();
   }
