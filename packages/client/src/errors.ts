@@ -30,7 +30,8 @@ export type ApiErrorCode =
   | 'range_not_satisfiable'
   | 'rate_limited'
   | 'internal_error'
-  | 'overloaded';
+  | 'overloaded'
+  | 'storage_full';
 
 /** Codes of failures that happen on the client's side of the connection. */
 export type ClientErrorCode =
@@ -133,8 +134,9 @@ export class RateLimitError extends VideogenError {
 }
 
 /**
- * 5xx: the server failed (`internal_error`) or its queue is full (`overloaded`). Retried automatically when the
- * request is idempotent (reads, deletions, creations); a cancel, a redelivery or an upload is not repeated.
+ * 5xx: the server failed (`internal_error`), is overloaded (`overloaded`: its queue is full, its database busy)
+ * or has no space left to write (`storage_full`). Retried automatically when the request is idempotent (reads,
+ * deletions, creations); a cancel, a redelivery or an upload is not repeated.
  */
 export class ServerError extends VideogenError {}
 

@@ -19,6 +19,7 @@ export const TASK_ERROR_CODES = [
   'upstream_unavailable',
   'upstream_refused',
   'timeout',
+  'storage_full',
   'worker_lost',
   'internal_error',
 ] as const;

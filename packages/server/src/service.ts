@@ -26,9 +26,11 @@ import { Metrics } from './metrics.js';
 import { ModelList } from './models/model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
 import type { Engine } from './ports/engine.js';
+import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
 import { securePrivateFiles } from './process/private-files.js';
 import { ScratchSpace } from './process/scratch-space.js';
+import { SpaceAlarm } from './process/space-alarm.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { ResultLinks } from './tasks/result-links.js';
 import { RetentionSweeper } from './tasks/retention.js';
@@ -54,6 +56,9 @@ export interface ServiceOptions {
   readonly now?: () => number;
   /** Every model to this engine instead of those of the engines file (bench/queue-comparison/queues.ts: an instant engine). */
   readonly engine?: Engine;
+  /** The store and the storage as the service uses them, for tests that inject their failures (a full disk). */
+  readonly wrapStore?: (store: Store) => Store;
+  readonly wrapStorage?: (storage: Storage) => Storage;
 }
 
 export async function startService(
@@ -82,17 +87,19 @@ export async function startService(
   const scratch = await ScratchSpace.open({
     onRemoved: (path) => logger.info({ path }, 'removed the temporary files of a process that is gone'),
   });
-  const store = await openStore(config.databaseUrl, {
+  const opened = await openStore(config.databaseUrl, {
     schema: config.databaseSchema,
     onError: onStoreError,
     checkpointInBackground: true,
     ...(options.now ? { now: options.now } : {}),
   });
+  const store = options.wrapStore?.(opened) ?? opened;
   await store.migrate();
   // Wakes claimers here and, on PostgreSQL, in every other process: a task created by an API process starts
   // at once on a worker machine, and a status change there wakes the API processes' callback dispatchers.
   const signal = openWorkSignal(store, { onError: onStoreError });
-  const storage = await openStorage(config.storageUrl);
+  const openedStorage = await openStorage(config.storageUrl);
+  const storage = options.wrapStorage?.(openedStorage) ?? openedStorage;
   const dispatcher = createGuardedDispatcher({ allowPrivateNetworks: config.allowPrivateNetworks });
   /** Where no request is answered (callbacks): the configured public URL, else the listener's address. */
   let publicUrl = config.publicUrl ?? '';
@@ -172,6 +179,8 @@ export async function startService(
     api = { keys: new ApiKeyAuthentication(store), tasks, links, storage, files, usage, dashboard, models };
   }
 
+  // Raised by requests and renders whose writes failed for lack of space: `/readyz` answers 503 meanwhile.
+  const space = new SpaceAlarm();
   const pool = engines
     ? new WorkerPool({
         store,
@@ -193,6 +202,7 @@ export async function startService(
           if (!task || task.params.callback_url) void signal.notify('deliveries');
         },
         metrics,
+        onNoSpace: () => space.raise(),
       })
     : undefined;
 
@@ -206,6 +216,7 @@ export async function startService(
     timeouts: config.httpTimeouts,
     rateLimit: { perMinute: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs },
     isDraining: () => draining,
+    space,
     ...(api ? { api } : {}),
   });
   try {

@@ -43,7 +43,10 @@ export const API_ERRORS = {
   range_not_satisfiable: { status: 416, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
   internal_error: { status: 500, type: 'api_error' },
+  /** The queue is full, the server is shutting down, or the database stayed busy with other writers. */
   overloaded: { status: 503, type: 'api_error' },
+  /** No space is left to write the request's data (the disk, or the database server's, is full). */
+  storage_full: { status: 503, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
@@ -98,6 +101,8 @@ export const TASK_ERROR_CODES = [
   /** The model's provider refused the request's content or inputs (a content policy); not retried. */
   'upstream_refused',
   'timeout',
+  /** No space was left to write the task's files or its video (the disk was full). */
+  'storage_full',
   'worker_lost',
   'internal_error',
 ] as const;

@@ -30,7 +30,7 @@ import { registerBodyParsers } from './body-parsers.js';
 import { endConnectionsOnClose } from './connections-on-close.js';
 import {
   createClientErrorHandler,
-  errorHandler,
+  createErrorHandler,
   frameworkErrorHandler,
   notFoundHandler,
   sendConnectionError,
@@ -97,6 +97,8 @@ export interface AppDependencies {
   /** The per-key request rate limit; off when absent. */
   readonly rateLimit?: RateLimitSettings;
   readonly isDraining: () => boolean;
+  /** Raised when a write failed for lack of space; `/readyz` answers 503 while it is (process/space-alarm.ts). */
+  readonly space?: { raise(): void; readonly raised: boolean };
   /** The public API; a worker process leaves it out and serves only its health checks. */
   readonly api?: ApiDependencies;
 }
@@ -224,7 +226,8 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       }),
     );
   });
-  app.setErrorHandler(errorHandler);
+  const { space } = deps;
+  app.setErrorHandler(createErrorHandler(space ? { onNoSpace: () => space.raise() } : {}));
   app.setNotFoundHandler(notFoundHandler);
 
   const { api } = deps;
@@ -233,7 +236,11 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   if (api) registerOpenApi(app);
   if (api?.dashboard) app.register(fastifyCookie);
   app.register(async (routes) => {
-    healthRoutes(routes, { storeAnswers: deps.storeAnswers, isDraining: deps.isDraining });
+    healthRoutes(routes, {
+      storeAnswers: deps.storeAnswers,
+      isDraining: deps.isDraining,
+      ...(space ? { storageFull: () => space.raised } : {}),
+    });
     metricsRoutes(routes, { metrics: deps.metrics });
     if (api) {
       const authenticate = withRateLimit(

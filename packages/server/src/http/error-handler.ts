@@ -13,6 +13,7 @@ import {
   CONNECTION_ERRORS,
   type ConnectionErrorCode,
 } from '../domain/errors.js';
+import { resourceShortageOf } from '../ports/resource-shortage.js';
 
 export interface ErrorBody {
   error: { code: ApiErrorCode; message: string; type: string; param?: string; request_id: string };
@@ -121,22 +122,61 @@ export function sendConnectionError(
     .send(connectionErrorBody(code, message, String(reply.request.id)));
 }
 
-export function errorHandler(
-  error: FastifyError,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): FastifyReply {
-  const known = toApiError(error, request);
-  if (known) return sendError(reply, known);
-  if (error.code === 'ECONNRESET' && request.raw.socket.destroyed) {
-    // The body stopped arriving because the connection closed (the client left, or a timeout ended it):
-    // nothing failed here, and the answer reaches nobody.
-    request.log.info({ reason: error.message }, 'connection closed while the request was read');
-    return sendError(reply, new ApiError('invalid_json', 'The request body did not arrive.'));
-  }
-  request.log.error({ err: error }, 'unhandled error');
-  return sendError(reply, new ApiError('internal_error', 'The server failed to handle this request.'));
+/** Seconds a client is asked to wait after a write failed for lack of space: as long as readiness is withheld. */
+const NO_SPACE_RETRY_SECONDS = 30;
+/** After the database stayed busy past its wait: another process's writes, which take milliseconds each. */
+const BUSY_RETRY_SECONDS = 1;
+
+/**
+ * Fastify's error handler. A store or storage out of a resource for now (ports/resource-shortage.ts) is a `503`
+ * the client may retry, its cause named in the log: `storage_full` for lack of space (`onNoSpace` is told, for
+ * readiness), `overloaded` for a database busy with other writers.
+ */
+export function createErrorHandler(options: { onNoSpace?: () => void } = {}) {
+  return function errorHandler(
+    error: FastifyError,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply {
+    const known = toApiError(error, request);
+    if (known) return sendError(reply, known);
+    if (error.code === 'ECONNRESET' && request.raw.socket.destroyed) {
+      // The body stopped arriving because the connection closed (the client left, or a timeout ended it):
+      // nothing failed here, and the answer reaches nobody.
+      request.log.info({ reason: error.message }, 'connection closed while the request was read');
+      return sendError(reply, new ApiError('invalid_json', 'The request body did not arrive.'));
+    }
+    const shortage = resourceShortageOf(error);
+    if (shortage?.kind === 'no_space') {
+      request.log.error({ err: error, code: shortage.code }, `no space left to write (${shortage.code})`);
+      options.onNoSpace?.();
+      return sendError(
+        reply,
+        new ApiError(
+          'storage_full',
+          `The server has no space left to store this request; retry after ${NO_SPACE_RETRY_SECONDS} s.`,
+          { headers: { 'retry-after': String(NO_SPACE_RETRY_SECONDS) } },
+        ),
+      );
+    }
+    if (shortage?.kind === 'busy') {
+      request.log.warn({ err: error, code: shortage.code }, `the database is busy (${shortage.code})`);
+      return sendError(
+        reply,
+        new ApiError(
+          'overloaded',
+          `The database is busy with other writes; retry after ${BUSY_RETRY_SECONDS} s.`,
+          { headers: { 'retry-after': String(BUSY_RETRY_SECONDS) } },
+        ),
+      );
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return sendError(reply, new ApiError('internal_error', 'The server failed to handle this request.'));
+  };
 }
+
+/** The error handler without readiness: for a scope's own handler that falls back to it. */
+export const errorHandler = createErrorHandler();
 
 export function notFoundHandler(request: FastifyRequest, reply: FastifyReply): FastifyReply {
   return sendError(

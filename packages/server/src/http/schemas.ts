@@ -335,6 +335,11 @@ export const AUTHENTICATED_ERRORS: readonly ApiErrorCode[] = [
   'rate_limited',
   'internal_error',
 ];
+/**
+ * The codes a route that writes to the store or the storage can answer with: the database stayed busy with
+ * other writers, or no space is left (both `503` with `Retry-After`).
+ */
+export const WRITE_ERRORS: readonly ApiErrorCode[] = ['overloaded', 'storage_full'];
 /** The codes a route that reads a JSON body can answer with, besides its own. */
 export const BODY_ERRORS: readonly ApiErrorCode[] = [
   'invalid_json',

@@ -15,6 +15,7 @@ import type { TaskError, TaskRecord } from '../domain/task.js';
 import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
+import { resourceShortageOf } from '../ports/resource-shortage.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, ClaimStore, RoutingStore, TaskStore } from '../ports/store.js';
 import type { LeaseKeeper } from './lease-keeper.js';
@@ -49,6 +50,8 @@ export interface RunTaskDependencies {
   readonly onStatusChange?: (task?: TaskRecord) => void;
   /** Called after this process failed a task (its upstream job, if any, is then cancelled). */
   readonly onTaskFailed?: () => void;
+  /** Called when a run failed for lack of space (readiness: process/space-alarm.ts). */
+  readonly onNoSpace?: () => void;
   readonly metrics?: Metrics;
 }
 
@@ -86,7 +89,24 @@ export function runTask(
   return { taskId: task.id, stop, done };
 }
 
+/** What ffmpeg or an engine's command writes when its disk is full: their errors carry only their stderr. */
+const NO_SPACE_MESSAGE = /No space left on device/i;
+
+function noSpaceLeft(error: unknown): boolean {
+  if (resourceShortageOf(error)?.kind === 'no_space') return true;
+  // A failure of a process on this machine (an upstream's failure is `upstream_error`: its disk is not ours).
+  return (
+    error instanceof TaskFailure && error.code === 'generation_failed' && NO_SPACE_MESSAGE.test(error.message)
+  );
+}
+
 function describeFailure(error: unknown, deadline: RunDeadline): TaskError {
+  if (noSpaceLeft(error)) {
+    return {
+      code: 'storage_full',
+      message: 'The server had no space left to write the task’s files or its video.',
+    };
+  }
   if (error instanceof TaskFailure) return { code: error.code, message: error.message };
   if (error instanceof RunStopped && error.reason === 'timeout') {
     return { code: 'timeout', message: `${deadline.limit}.` };
@@ -197,7 +217,11 @@ async function execute(
       log.warn('lease lost; another worker may take the task');
     } else {
       const failure = describeFailure(reason ? signal.reason : error, deadline);
-      if (failure.code === 'generation_failed' || failure.code === 'internal_error') {
+      if (failure.code === 'storage_full') {
+        const code = resourceShortageOf(error)?.code ?? 'ENOSPC';
+        log.error({ err: error, code }, `task failed: no space left to write (${code})`);
+        deps.onNoSpace?.();
+      } else if (failure.code === 'generation_failed' || failure.code === 'internal_error') {
         log.error({ err: error }, 'task failed');
       } else {
         log.info({ code: failure.code, message: failure.message }, 'task failed');

@@ -3,12 +3,12 @@ import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { AccountSettings } from '../../accounts/account-settings.js';
 import { toPublicApiKey } from '../../accounts/api-keys.js';
-import { ApiError } from '../../domain/errors.js';
+import { ApiError, type ApiErrorCode } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
 import { fromPublicLimits, type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 /** The longest grace period a rotation may give the old key: 30 days. */
@@ -37,7 +37,7 @@ const NewKeySchema = Type.Object({
 
 const KeyIdParams = Type.Object({ key_id: Type.String() });
 const READ_ERRORS = ['not_signed_in', 'internal_error'] as const;
-const CHANGE_ERRORS = [...READ_ERRORS, 'invalid_csrf_token'] as const;
+const CHANGE_ERRORS: readonly ApiErrorCode[] = [...READ_ERRORS, 'invalid_csrf_token', ...WRITE_ERRORS];
 
 function keyNotFound(): ApiError {
   return new ApiError('api_key_not_found', 'This account has no such active API key.', { param: 'key_id' });

@@ -2,11 +2,11 @@
 import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
 import type { DashboardSessions } from '../../accounts/dashboard-sessions.js';
-import { ApiError } from '../../domain/errors.js';
+import { ApiError, type ApiErrorCode } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import type { DashboardSession } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from '../session-cookie.js';
 
 const EnvironmentSchema = Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env)));
@@ -33,7 +33,7 @@ const SignInSchema = Type.Object(
 );
 
 const SESSION_ERRORS = ['not_signed_in', 'internal_error'] as const;
-const CHANGE_ERRORS = [...SESSION_ERRORS, 'invalid_csrf_token'] as const;
+const CHANGE_ERRORS: readonly ApiErrorCode[] = [...SESSION_ERRORS, 'invalid_csrf_token', ...WRITE_ERRORS];
 
 export function dashboardSessionRoutes(
   app: FastifyInstance,
@@ -78,6 +78,7 @@ export function dashboardSessionRoutes(
             'invalid_credentials',
             'rate_limited',
             'internal_error',
+            ...WRITE_ERRORS,
             ...BODY_ERRORS,
           ),
         },

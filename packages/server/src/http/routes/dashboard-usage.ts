@@ -10,7 +10,7 @@ import { nextMonthStart } from '../../domain/usage.js';
 import { type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 const FiguresSchema = Type.Object({
@@ -85,7 +85,13 @@ export function dashboardUsageRoutes(
         body: LimitsChangeSchema,
         response: {
           200: AccountLimitsSchema,
-          ...errorResponses('invalid_parameter', 'invalid_csrf_token', ...READ_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(
+            'invalid_parameter',
+            'invalid_csrf_token',
+            ...READ_ERRORS,
+            ...WRITE_ERRORS,
+            ...BODY_ERRORS,
+          ),
         },
       },
     },

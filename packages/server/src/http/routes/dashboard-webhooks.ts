@@ -4,7 +4,7 @@ import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
 import type { AccountSettings } from '../../accounts/account-settings.js';
 import { unixSeconds } from '../../domain/unix-seconds.js';
 import { signedInSession } from '../authentication.js';
-import { DASHBOARD_SECURITY, errorResponses } from '../schemas.js';
+import { DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
 
 const WebhookSecretSchema = Type.Object({
   secret: Type.String({ description: 'The current signing secret, `whsec_…`.' }),
@@ -55,7 +55,7 @@ export function dashboardWebhookRoutes(
         security: DASHBOARD_SECURITY,
         response: {
           200: WebhookSecretSchema,
-          ...errorResponses('not_signed_in', 'invalid_csrf_token', 'internal_error'),
+          ...errorResponses('not_signed_in', 'invalid_csrf_token', 'internal_error', ...WRITE_ERRORS),
         },
       },
     },

@@ -10,6 +10,7 @@ import {
   errorResponses,
   ListOf,
   TaskIdParams,
+  WRITE_ERRORS,
 } from '../schemas.js';
 
 export function deliveryRoutes(
@@ -53,7 +54,12 @@ export function deliveryRoutes(
         params: TaskIdParams,
         response: {
           202: Type.Ref(DeliverySchema, { description: 'The new delivery, `pending`.' }),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'task_not_found', 'callback_not_configured'),
+          ...errorResponses(
+            ...AUTHENTICATED_ERRORS,
+            'task_not_found',
+            'callback_not_configured',
+            ...WRITE_ERRORS,
+          ),
         },
       },
     },

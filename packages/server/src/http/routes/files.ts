@@ -9,7 +9,13 @@ import { ApiError } from '../../domain/errors.js';
 import type { FileService } from '../../files/file-service.js';
 import { principalOf } from '../authentication.js';
 import { requestOrigin } from '../request-origin.js';
-import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, errorResponses, FileSchema } from '../schemas.js';
+import {
+  API_KEY_SECURITY,
+  AUTHENTICATED_ERRORS,
+  errorResponses,
+  FileSchema,
+  WRITE_ERRORS,
+} from '../schemas.js';
 
 const FileIdParams = Type.Object({ file_id: Type.String({ description: 'The id of the file.' }) });
 
@@ -57,6 +63,7 @@ export function fileRoutes(
               'invalid_parameter',
               'payload_too_large',
               'unsupported_media_type',
+              ...WRITE_ERRORS,
             ),
           },
         },

@@ -10,7 +10,13 @@ import { principalOf } from '../authentication.js';
 import { emptyBody } from '../error-handler.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
 import { requestOrigin } from '../request-origin.js';
-import { API_KEY_SECURITY, AUTHENTICATED_ERRORS, BODY_ERRORS, errorResponses } from '../schemas.js';
+import {
+  API_KEY_SECURITY,
+  AUTHENTICATED_ERRORS,
+  BODY_ERRORS,
+  errorResponses,
+  WRITE_ERRORS,
+} from '../schemas.js';
 
 export function generationRoutes(
   app: FastifyInstance,
@@ -54,7 +60,7 @@ export function generationRoutes(
             'unknown_parameter',
             'model_not_found',
             'idempotency_conflict',
-            'overloaded',
+            ...WRITE_ERRORS,
           ),
         },
       },

@@ -1,4 +1,7 @@
-/** Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the store answers and we are not draining). */
+/**
+ * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the store answers, no write failed for
+ * lack of space lately, and we are not draining).
+ */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 
@@ -7,18 +10,28 @@ const Status = (values: string[], description: string) =>
 
 const READYZ_SCHEMA = {
   summary: 'Readiness',
-  description: 'Answers 200 when the store answers and the server is not shutting down, 503 otherwise.',
+  description:
+    'Answers 200 when the store answers, no write failed for lack of space in the last 30 s and the server is ' +
+    'not shutting down; 503 otherwise.',
   operationId: 'readyz',
   tags: ['Operations'],
   response: {
     200: Status(['ready'], 'Ready to serve.'),
-    503: Status(['draining', 'store_unavailable'], 'Shutting down, or the store does not answer.'),
+    503: Status(
+      ['draining', 'storage_full', 'store_unavailable'],
+      'Shutting down, writes failing for lack of space, or the store does not answer.',
+    ),
   },
 };
 
 export function healthRoutes(
   app: FastifyInstance,
-  deps: { storeAnswers: () => Promise<void>; isDraining: () => boolean },
+  deps: {
+    storeAnswers: () => Promise<void>;
+    isDraining: () => boolean;
+    /** Whether writes failed for lack of space lately (process/space-alarm.ts). */
+    storageFull?: () => boolean;
+  },
 ) {
   app.get(
     '/healthz',
@@ -35,6 +48,7 @@ export function healthRoutes(
   );
   app.get('/readyz', { schema: READYZ_SCHEMA }, async (_request, reply) => {
     if (deps.isDraining()) return reply.code(503).send({ status: 'draining' });
+    if (deps.storageFull?.()) return reply.code(503).send({ status: 'storage_full' });
     try {
       await deps.storeAnswers();
     } catch (error) {

@@ -18,6 +18,7 @@ import {
   TaskIdParams,
   TaskListSchema,
   TaskSchema,
+  WRITE_ERRORS,
 } from '../schemas.js';
 
 export function taskRoutes(
@@ -85,7 +86,12 @@ export function taskRoutes(
         params: TaskIdParams,
         response: {
           200: Type.Ref(TaskSchema, { description: 'The task, `failed` with `cancelled`.' }),
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'task_not_found', 'task_not_cancellable'),
+          ...errorResponses(
+            ...AUTHENTICATED_ERRORS,
+            'task_not_found',
+            'task_not_cancellable',
+            ...WRITE_ERRORS,
+          ),
         },
       },
     },
@@ -105,7 +111,7 @@ export function taskRoutes(
         params: TaskIdParams,
         response: {
           200: DeletedTaskSchema,
-          ...errorResponses(...AUTHENTICATED_ERRORS, 'task_not_found', 'task_not_deletable'),
+          ...errorResponses(...AUTHENTICATED_ERRORS, 'task_not_found', 'task_not_deletable', ...WRITE_ERRORS),
         },
       },
     },
