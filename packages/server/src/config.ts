@@ -50,6 +50,11 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Largest request body of every other route. */
   readonly maxOtherBodyBytes: number;
+  /**
+   * Bodies larger than `maxOtherBodyBytes` held at once, and their bytes together; past either, `503 overloaded`
+   * (http/bodies-in-flight.ts).
+   */
+  readonly bodiesInFlight: { readonly maxBodies: number; readonly maxBytes: number };
   readonly httpTimeouts: HttpTimeouts;
   /** Requests per API key per minute; 0 turns the rate limit off. */
   readonly rateLimitPerMinute: number;
@@ -182,6 +187,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     assetTimeoutMs: integer(env, 'VIDEOGEN_ASSET_TIMEOUT_SECONDS', 60, 1, 3600) * 1000,
     maxBodyBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB', 20, 1, 1024) * MIB,
     maxOtherBodyBytes: integer(env, 'VIDEOGEN_MAX_OTHER_BODY_KB', 64, 1, 1024 * 1024) * 1024,
+    bodiesInFlight: {
+      maxBodies: integer(env, 'VIDEOGEN_MAX_BODIES_IN_FLIGHT', 64, 1, 100_000),
+      maxBytes: integer(env, 'VIDEOGEN_MAX_BODY_MB_IN_FLIGHT', 256, 1, 1024 * 1024) * MIB,
+    },
     httpTimeouts: httpTimeouts(env),
     rateLimitPerMinute: integer(env, 'VIDEOGEN_RATE_LIMIT_PER_MINUTE', 600, 0),
     rateLimitWindowMs: integer(env, 'VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600) * 1000,

@@ -65,6 +65,18 @@ export class Metrics {
     child.observe(seconds);
   }
 
+  readonly httpBodiesInFlight = new Gauge({
+    name: 'videogen_http_request_bodies_in_flight',
+    help: 'Large request bodies this process holds (read or being read), against VIDEOGEN_MAX_BODIES_IN_FLIGHT.',
+    registers: [this.registry],
+  });
+
+  readonly httpBodyBytesInFlight = new Gauge({
+    name: 'videogen_http_request_body_bytes_in_flight',
+    help: 'The declared bytes of those bodies, counted against VIDEOGEN_MAX_BODY_MB_IN_FLIGHT.',
+    registers: [this.registry],
+  });
+
   readonly eventStreamsOpen = new Gauge({
     name: 'videogen_event_streams_open',
     help: 'Task event streams of this process still watching their task (each polls the store until it ends).',

@@ -213,6 +213,7 @@ export async function startService(
     logger,
     maxBodyBytes: config.maxBodyBytes,
     maxOtherBodyBytes: config.maxOtherBodyBytes,
+    bodiesInFlight: config.bodiesInFlight,
     timeouts: config.httpTimeouts,
     rateLimit: { perMinute: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs },
     isDraining: () => draining,

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -195,6 +196,118 @@ describe('global queue cap', () => {
       'invalid_parameter',
       'invalid_request_error',
     );
+  });
+});
+
+describe('request bodies in flight', () => {
+  let server: TestService;
+  let api: Api;
+  let key: string;
+
+  before(async () => {
+    // Two bodies at once, 4 MB together.
+    server = await startTestService({
+      VIDEOGEN_MAX_BODIES_IN_FLIGHT: '2',
+      VIDEOGEN_MAX_BODY_MB_IN_FLIGHT: '4',
+    });
+    key = (await server.newKey()).key;
+    api = new Api(server.url, key);
+  });
+  after(() => server.close());
+
+  /** A creation body of `bytes` bytes: valid JSON, padded with whitespace. */
+  const padded = (bytes: number) => {
+    const json = JSON.stringify(TEXT);
+    return ' '.repeat(bytes - json.length) + json;
+  };
+
+  /** A creation whose headers and half its body are sent now; `finish` sends the rest and reads the answer. */
+  function heldCreation(body: string): {
+    finish(): Promise<{ status: number; body: PublicTask & ErrorBody }>;
+  } {
+    const { hostname, port } = new URL(server.url);
+    const sent = request({
+      host: hostname,
+      port,
+      method: 'POST',
+      path: '/v1/videos/generations',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      },
+    });
+    const answer = new Promise<{ status: number; body: PublicTask & ErrorBody }>((resolve, reject) => {
+      sent.once('error', reject);
+      sent.once('response', async (response) => {
+        let text = '';
+        for await (const chunk of response) text += chunk;
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) });
+      });
+    });
+    const half = Math.floor(body.length / 2);
+    sent.write(body.slice(0, half));
+    return {
+      finish() {
+        sent.end(body.slice(half));
+        return answer;
+      },
+    };
+  }
+
+  async function held(): Promise<{ bodies: number; bytes: number }> {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    return {
+      bodies: value('videogen_http_request_bodies_in_flight'),
+      bytes: value('videogen_http_request_body_bytes_in_flight'),
+    };
+  }
+
+  const createWith = (body: string) =>
+    api.request<PublicTask & ErrorBody>('POST', '/v1/videos/generations', {
+      rawBody: body,
+      headers: { 'content-type': 'application/json' },
+    });
+
+  function assertOverloaded(response: { status: number; headers: Headers; body: unknown }): void {
+    assertError(response, 503, 'overloaded', 'api_error');
+    const retryAfter = Number(response.headers.get('retry-after'));
+    assert.ok(Number.isInteger(retryAfter) && retryAfter > 0, `Retry-After ${retryAfter}`);
+  }
+
+  it('refuses large creations beyond the count 503 overloaded with Retry-After, unread; those within complete', async () => {
+    const body = padded(1024 * 1024);
+    const first = heldCreation(body);
+    const second = heldCreation(body);
+    await until(async () => (await held()).bodies === 2, 'both bodies admitted');
+    const refused = await Promise.all([1, 2, 3].map(() => createWith(body)));
+    for (const response of refused) assertOverloaded(response);
+    // Small bodies are not counted: ordinary creations go on meanwhile.
+    const small = await Promise.all([1, 2, 3].map(() => api.create(TEXT)));
+    assert.deepEqual(
+      small.map((response) => response.status),
+      [200, 200, 200],
+    );
+
+    const answers = await Promise.all([first.finish(), second.finish()]);
+    assert.deepEqual(
+      answers.map((answer) => [answer.status, answer.body.status]),
+      [
+        [200, 'pending'],
+        [200, 'pending'],
+      ],
+    );
+    await until(async () => (await held()).bodies === 0, 'both bodies given back');
+    assert.equal((await createWith(body)).status, 200);
+  });
+
+  it('refuses a body that would pass the byte bound, while one that fits is admitted', async () => {
+    const large = heldCreation(padded(3 * 1024 * 1024));
+    await until(async () => (await held()).bytes === 3 * 1024 * 1024, 'the large body admitted');
+    assertOverloaded(await createWith(padded(2 * 1024 * 1024)));
+    assert.equal((await createWith(padded(512 * 1024))).status, 200);
+    assert.equal((await large.finish()).status, 200);
   });
 });
 

@@ -43,7 +43,10 @@ export const API_ERRORS = {
   range_not_satisfiable: { status: 416, type: 'invalid_request_error' },
   rate_limited: { status: 429, type: 'rate_limit_error' },
   internal_error: { status: 500, type: 'api_error' },
-  /** The queue is full, the server is shutting down, or the database stayed busy with other writers. */
+  /**
+   * The queue is full, the server is shutting down, it holds as many large request bodies as it takes at once, or
+   * the database stayed busy with other writers.
+   */
   overloaded: { status: 503, type: 'api_error' },
   /** No space is left to write the request's data (the disk, or the database server's, is full). */
   storage_full: { status: 503, type: 'api_error' },

@@ -26,6 +26,7 @@ import type { ResultLinks } from '../tasks/result-links.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { UsageService } from '../usage/usage-service.js';
 import { createAuthenticator, createSessionGuard } from './authentication.js';
+import { BodiesInFlight, type BodyBounds } from './bodies-in-flight.js';
 import { registerBodyParsers } from './body-parsers.js';
 import { endConnectionsOnClose } from './connections-on-close.js';
 import {
@@ -92,6 +93,11 @@ export interface AppDependencies {
   readonly maxBodyBytes: number;
   /** Largest body of every other route; 64 KiB when absent. */
   readonly maxOtherBodyBytes?: number;
+  /**
+   * Bodies larger than `maxOtherBodyBytes` held at once, and their bytes; beyond, `503 overloaded` before the
+   * body is read (bodies-in-flight.ts). No bound when absent.
+   */
+  readonly bodiesInFlight?: BodyBounds;
   /** How long to wait on clients; Node's and Fastify's defaults when absent. */
   readonly timeouts?: HttpTimeouts;
   /** The per-key request rate limit; off when absent. */
@@ -112,6 +118,9 @@ declare module 'fastify' {
 
 /** Routes still served while the server drains: load balancers read readiness there. */
 const SERVED_WHILE_DRAINING = new Set(['/healthz', '/readyz', '/metrics']);
+
+/** A body refused for the bound waits this long: the bodies held are being read or answered. */
+const BODY_RETRY_SECONDS = 1;
 
 const newRequestId = () => `req_${pooledRandomBytes(12).toString('base64url')}`;
 
@@ -165,6 +174,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       : {}),
   }) as unknown as FastifyInstance;
   registerBodyParsers(app, { bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024 });
+  const bodies =
+    deps.bodiesInFlight &&
+    new BodiesInFlight(deps.bodiesInFlight, deps.maxOtherBodyBytes ?? 64 * 1024, (held, bytes) => {
+      deps.metrics.httpBodiesInFlight.set(held);
+      deps.metrics.httpBodyBytesInFlight.set(bytes);
+    });
   endConnectionsOnClose(app);
 
   // One line per request. The path is logged without its query string: result links carry signatures.
@@ -218,13 +233,27 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     }
     // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
     // connection closed, so that the client retries on a fresh one, elsewhere.
-    if (!deps.isDraining() || SERVED_WHILE_DRAINING.has(routeOf(request))) return done();
-    sendError(
-      reply,
-      new ApiError('overloaded', 'The server is shutting down: send the request again.', {
-        headers: { 'retry-after': '1', connection: 'close' },
-      }),
-    );
+    if (deps.isDraining() && !SERVED_WHILE_DRAINING.has(routeOf(request))) {
+      sendError(
+        reply,
+        new ApiError('overloaded', 'The server is shutting down: send the request again.', {
+          headers: { 'retry-after': '1', connection: 'close' },
+        }),
+      );
+      return;
+    }
+    if (bodies && !bodies.admit(request, reply)) {
+      sendError(
+        reply,
+        new ApiError(
+          'overloaded',
+          `The server holds as many request bodies as it takes at once; retry after ${BODY_RETRY_SECONDS} s.`,
+          { headers: { 'retry-after': String(BODY_RETRY_SECONDS) } },
+        ),
+      );
+      return;
+    }
+    done();
   });
   const { space } = deps;
   app.setErrorHandler(createErrorHandler(space ? { onNoSpace: () => space.raise() } : {}));
