@@ -60,6 +60,8 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   /** The rate limit counts in fixed windows this long, each admitting the per-minute rate scaled to it. */
   readonly rateLimitWindowMs: number;
+  /** Dashboard sign-in attempts per client address a minute, per process; 0: no limit. */
+  readonly signInAttemptsPerMinute: number;
   /** Task creation answers 503 `overloaded` while this many tasks are pending; 0: no cap. */
   readonly maxQueuedTasks: number;
   /** An account's tasks beyond this many `processing` wait, pending, for one to end; 0: no cap. */
@@ -194,6 +196,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     httpTimeouts: httpTimeouts(env),
     rateLimitPerMinute: integer(env, 'VIDEOGEN_RATE_LIMIT_PER_MINUTE', 600, 0),
     rateLimitWindowMs: integer(env, 'VIDEOGEN_RATE_LIMIT_WINDOW_SECONDS', 60, 1, 3600) * 1000,
+    signInAttemptsPerMinute: integer(env, 'VIDEOGEN_SIGN_IN_ATTEMPTS_PER_MINUTE', 30, 0),
     maxQueuedTasks: integer(env, 'VIDEOGEN_MAX_QUEUED_TASKS', 10_000, 0),
     maxActiveTasksPerAccount: integer(env, 'VIDEOGEN_MAX_ACTIVE_TASKS_PER_ACCOUNT', 0, 0),
     webhookTimeoutMs: integer(env, 'VIDEOGEN_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { AccountSettings } from './accounts/account-settings.js';
 import { ApiKeyAuthentication } from './accounts/api-key-authentication.js';
-import { DashboardSessions } from './accounts/dashboard-sessions.js';
+import { DashboardSessions, DEFAULT_SIGN_IN_LIMITS } from './accounts/dashboard-sessions.js';
 import {
   loadEnginesConfig,
   openEngines,
@@ -163,7 +163,9 @@ export async function startService(
     });
     const usage = new UsageService({ store, prices: enginesConfig.prices });
     const dashboard = {
-      sessions: new DashboardSessions(store),
+      sessions: new DashboardSessions(store, {
+        limits: { ...DEFAULT_SIGN_IN_LIMITS, attemptsPerAddress: config.signInAttemptsPerMinute },
+      }),
       settings: new AccountSettings(store),
       secureCookies: publicUrl.startsWith('https:'),
       mediaSources: resultMediaSources(config.storageUrl),

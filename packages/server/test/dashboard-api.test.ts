@@ -126,6 +126,7 @@ describe('dashboard routes', () => {
     const locked = await browser.signIn(email, PASSWORD);
     assert.equal(locked.status, 429);
     assert.equal(errorCode(locked), 'rate_limited');
+    assert.equal((locked.body.error as { param?: string }).param, 'email');
     const retryAfter = Number(locked.headers.get('retry-after'));
     assert.ok(retryAfter > 850 && retryAfter <= 900, `Retry-After ${retryAfter}`);
     assert.equal(locked.headers.get('set-cookie'), null);
@@ -566,6 +567,34 @@ describe("the dashboard's files, refused", () => {
     });
     assert.equal(matching.status, 200);
     await matching.arrayBuffer();
+  });
+});
+
+describe('dashboard sign-ins per client address', () => {
+  it('refuses attempts past VIDEOGEN_SIGN_IN_ATTEMPTS_PER_MINUTE from one address with 429 and Retry-After', async () => {
+    const server = await startTestService({ VIDEOGEN_SIGN_IN_ATTEMPTS_PER_MINUTE: '3' });
+    try {
+      await createOwnerAccount(server.service.store, { email: 'ada@example.com', password: PASSWORD });
+      const browser = new Browser(server.url);
+      for (let i = 0; i < 3; i++) {
+        assert.equal((await browser.signIn(`guess-${i}@example.com`, 'a guess')).status, 401);
+      }
+      const refused = await browser.signIn('ada@example.com', PASSWORD);
+      assert.equal(refused.status, 429);
+      const error = refused.body.error as { code: string; type: string; param?: string; request_id: string };
+      assert.equal(error.code, 'rate_limited');
+      assert.equal(error.type, 'rate_limit_error');
+      assert.equal(error.param, undefined, 'not a lockout of the email');
+      assert.equal(error.request_id, refused.headers.get('x-request-id'));
+      const retryAfter = Number(refused.headers.get('retry-after'));
+      assert.ok(
+        Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60,
+        `Retry-After ${retryAfter}`,
+      );
+      assert.equal(refused.headers.get('set-cookie'), null);
+    } finally {
+      await server.close();
+    }
   });
 });
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { FixedWindows } from '../src/http/fixed-windows.js';
+import { FixedWindows } from '../src/domain/fixed-windows.js';
 
 function clock(start = 1_000_000) {
   let now = start;

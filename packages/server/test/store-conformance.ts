@@ -390,6 +390,21 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(await store.listSignInFailures('ada@example.com', T0 + 2), [T0 + 2, T0 + 3]);
           assert.deepEqual(await store.listSignInFailures('carol@example.com', T0), []);
         }));
+
+      it("forgets every email's sign-in failures before a time, and only those", () =>
+        withStore(async (store, clock) => {
+          for (const [at, email] of [
+            [T0 + 1, 'ada@example.com'],
+            [T0 + 2, 'bob@example.com'],
+            [T0 + 3, 'ada@example.com'],
+          ] as const) {
+            clock.now = at;
+            await store.recordSignInFailure(email);
+          }
+          await store.forgetSignInFailures(T0 + 3);
+          assert.deepEqual(await store.listSignInFailures('ada@example.com', 0), [T0 + 3]);
+          assert.deepEqual(await store.listSignInFailures('bob@example.com', 0), []);
+        }));
     });
 
     describe('tasks', () => {

@@ -44,7 +44,12 @@ export function renderSignIn(main, { onSignedIn }) {
     } catch (error) {
       if (error instanceof ApiError && error.code === 'rate_limited') {
         const wait = error.retryAfter ? ` Try again in ${waitText(error.retryAfter)}.` : '';
-        errors.show(`Too many failed sign-ins for this email.${wait}`);
+        // `param` is `email` for a lockout of the email; without it, this address made too many attempts.
+        const what =
+          error.param === 'email'
+            ? 'Too many failed sign-ins for this email.'
+            : 'Too many sign-in attempts from this network.';
+        errors.show(`${what}${wait}`);
       } else if (error instanceof ApiError && error.code === 'invalid_credentials') {
         errors.show('That email and password do not match an account.');
         password.select();

@@ -9,8 +9,8 @@
  */
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError } from '../domain/errors.js';
+import { FixedWindows } from '../domain/fixed-windows.js';
 import { principalOf, rateLimitSubject } from './authentication.js';
-import { FixedWindows } from './fixed-windows.js';
 
 export interface RateLimitSettings {
   /** Requests per key per minute; 0 turns the limit off. */

@@ -263,6 +263,8 @@ export interface AccountStore {
   recordSignInFailure(email: string): Promise<void>;
   /** When `email`'s sign-ins failed since `since` (epoch ms), oldest first. */
   listSignInFailures(email: string, since: number): Promise<number[]>;
+  /** Forgets every email's failed sign-ins before `before` (epoch ms): they count against no email any more. */
+  forgetSignInFailures(before: number): Promise<void>;
 }
 
 /** The dashboard's sign-ins. */

@@ -91,7 +91,7 @@ import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
 import { recordEngineOutcome } from './operations/record-engine-outcome.js';
-import { recordSignInFailure } from './operations/record-sign-in-failure.js';
+import { forgetSignInFailures, recordSignInFailure } from './operations/record-sign-in-failure.js';
 import { recordUpstreamJob } from './operations/record-upstream-job.js';
 import { registerWorker } from './operations/register-worker.js';
 import { releaseDelivery } from './operations/release-delivery.js';
@@ -183,6 +183,10 @@ export abstract class KyselyStore implements Store {
 
   listSignInFailures(email: string, since: number): Promise<number[]> {
     return listSignInFailures(this.db, email, since);
+  }
+
+  forgetSignInFailures(before: number): Promise<void> {
+    return forgetSignInFailures(this.db, before);
   }
 
   createSession(session: Omit<DashboardSession, 'createdAt'>): Promise<DashboardSession> {

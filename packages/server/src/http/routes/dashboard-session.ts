@@ -67,7 +67,10 @@ export function dashboardSessionRoutes(
         summary: 'Sign in to the dashboard',
         description:
           'Sets the `videogen_session` cookie. Five failed sign-ins for one email within 15 minutes refuse the ' +
-          'next ones (`rate_limited`, with `Retry-After`) until the oldest of them is 15 minutes old.',
+          'next ones (`rate_limited` with `param` `email`, and `Retry-After`) until the oldest of them is 15 ' +
+          'minutes old. Past `VIDEOGEN_SIGN_IN_ATTEMPTS_PER_MINUTE` attempts from one client address (an IPv6 ' +
+          "address's /64) in a minute, the next ones are refused (`rate_limited`, with `Retry-After`) until the " +
+          'minute ends.',
         operationId: 'signIn',
         tags: ['Dashboard'],
         body: SignInSchema,
@@ -85,7 +88,11 @@ export function dashboardSessionRoutes(
       },
     },
     async (request, reply) => {
-      const { token, session } = await deps.sessions.signIn(request.body.email, request.body.password);
+      const { token, session } = await deps.sessions.signIn(
+        request.body.email,
+        request.body.password,
+        request.ip,
+      );
       setSessionCookie(reply, token, deps.secureCookies);
       return describe(session);
     },

@@ -1,5 +1,6 @@
 /**
- * Requests counted per subject in fixed windows, the rate limit's arithmetic (rate-limit.ts). It replaced
+ * Requests counted per subject in fixed windows: the per-key rate limit's arithmetic (http/rate-limit.ts), and
+ * the dashboard's sign-ins per client address (accounts/dashboard-sessions.ts). It replaced
  * `@fastify/rate-limit`, whose check builds the route's options object, awaits the key generator and wraps the
  * store's callback in a promise on every request, work a poll (`GET /v1/tasks/{id}`) does not need
  * (docs/benchmarks.md#third-round-2026-11-28). The counting is the
