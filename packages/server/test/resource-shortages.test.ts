@@ -13,6 +13,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { pino } from 'pino';
 import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/config.js';
+import { TaskFailure } from '../src/domain/errors.js';
 import type { PublicTask } from '../src/domain/task.js';
 import type { Engine } from '../src/ports/engine.js';
 import type { Storage } from '../src/ports/storage.js';
@@ -187,24 +188,33 @@ describe('a full disk', () => {
     }
   });
 
-  /** An engine that writes a few bytes as its video, or fails as a write on a full disk does. */
-  function engine(fails: boolean): Engine {
+  /** An engine that writes a few bytes as its video, or fails with `failure`. */
+  function engine(failure: (() => Error) | undefined): Engine {
     return {
       name: 'instant',
       async render(job) {
-        if (fails) throw enospc('write');
+        if (failure) throw failure();
         await writeFile(job.outputPath, 'a video');
       },
       async check() {},
     };
   }
 
-  for (const { what, fails, fault } of [
-    { what: 'the engine cannot write its output', fails: true, fault: undefined },
-    { what: 'the video cannot be stored', fails: false, fault: 'putFile' },
+  for (const { what, failure, fault } of [
+    { what: 'engine cannot write its output (ENOSPC)', failure: () => enospc('write'), fault: undefined },
+    {
+      what: "engine's ffmpeg cannot write its output",
+      failure: () =>
+        new TaskFailure(
+          'generation_failed',
+          'The local engine failed: ffmpeg exited with code 1: [out#0/mp4] Error writing trailer: No space left on device',
+        ),
+      fault: undefined,
+    },
+    { what: 'video cannot be stored (ENOSPC)', failure: undefined, fault: 'putFile' },
   ]) {
-    it(`fails a render whose ${what.replace(/^the /, '')} (ENOSPC) with storage_full, and is not ready`, async () => {
-      const server = await start({ VIDEOGEN_WORKER_CONCURRENCY: '1' }, { engine: engine(fails) });
+    it(`fails a render whose ${what} with storage_full, and is not ready`, async () => {
+      const server = await start({ VIDEOGEN_WORKER_CONCURRENCY: '1' }, { engine: engine(failure) });
       try {
         if (fault) server.storageFaults.set(fault, () => enospc('copyfile'));
         const created = await server.api.create(TEXT);

@@ -247,7 +247,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         reply,
         new ApiError(
           'overloaded',
-          `The server holds as many request bodies as it takes at once; retry after ${BODY_RETRY_SECONDS} s.`,
+          `The server holds as many large request bodies as it takes at once; retry after ${BODY_RETRY_SECONDS} s.`,
           { headers: { 'retry-after': String(BODY_RETRY_SECONDS) } },
         ),
       );
