@@ -100,6 +100,7 @@ function* taskRows(accounts: readonly string[], size: number): Generator<TaskRow
       model,
       status,
       progress: status === 'completed' ? 100 : status === 'processing' ? 40 : 0,
+      revision: status === 'pending' ? 1 : status === 'processing' ? 3 : 4,
       params: JSON.stringify({
         prompt: PROMPTS[i % PROMPTS.length],
         image_urls: model.includes('image') ? ['https://assets.example.com/still.png'] : [],

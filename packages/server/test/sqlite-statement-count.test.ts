@@ -328,6 +328,9 @@ async function passOverTheRest(store: Store, clock: { now: number }, size: numbe
   );
   assert.ok(await store.getTask(task.id, scope));
   assert.ok(await store.getTask(task.id));
+  // As many ids as the size: one statement for any number of them.
+  const watched = await store.getTasks([task.id, ...Array.from({ length: size }, () => newTaskId())]);
+  assert.deepEqual([...watched.keys()], [task.id]);
   await store.countPendingTasks();
 
   // Workers: registered for some models, listed, their claims ended by a ratio recorded and a release.

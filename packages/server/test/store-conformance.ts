@@ -420,6 +420,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             model: IMAGE,
             status: 'pending',
             progress: 0,
+            revision: 1,
             params: PARAMS,
             error: null,
             resultKey: null,
@@ -502,6 +503,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.deepEqual(claimed, {
             ...task,
             status: 'processing',
+            revision: 2,
             attempts: 1,
             leaseOwner: 'w-a',
             leaseExpiresAt: T0 + 1000 + 45_000,
@@ -936,6 +938,72 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
         }));
     });
 
+    describe('revisions and batched reads', () => {
+      it('raises the revision at every write of status or progress, and at no other write', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const task = await addTask(store, scope);
+          const revisionOf = async (id: string) => (await mustGet(store, id)).revision;
+          assert.equal(task.revision, 1);
+          const first = await claim(store, 'w-1');
+          assert.ok(first);
+          assert.equal(first.revision, 2);
+          assert.equal(await store.reportProgress(claimOf(first), 30), true);
+          assert.equal(await revisionOf(task.id), 3);
+          // Progress that does not rise is no change of it.
+          await store.reportProgress(claimOf(first), 30);
+          await store.reportProgress(claimOf(first), 10);
+          assert.equal(await store.recordAspectRatio(claimOf(first), '9:16'), true);
+          assert.equal(await revisionOf(task.id), 3);
+          assert.equal(await store.renewLeases('w-1', [claimOf(first)], LEASE).then((kept) => kept.size), 1);
+          assert.equal(await revisionOf(task.id), 3);
+          // Handed back, its attempt uncounted: the revision still only grows.
+          assert.equal(await store.releaseTask(claimOf(first)), true);
+          assert.equal(await revisionOf(task.id), 4);
+          const second = await claim(store, 'w-2');
+          assert.equal(second?.revision, 5);
+          assert.equal(second?.attempts, 1);
+          clock.now += LEASE + 1;
+          const third = await claim(store, 'w-3');
+          assert.ok(third);
+          assert.equal(third.revision, 6);
+          assert.equal(await store.completeTask(claimOf(third), 'results/r.mp4'), true);
+          assert.equal(await revisionOf(task.id), 7);
+
+          const cancelled = await addTask(store, scope);
+          assert.equal((await store.cancelTask(cancelled.id, scope))?.task.revision, 2);
+          const failed = await addTask(store, scope);
+          const failedClaim = await claim(store, 'w-4');
+          assert.equal(failedClaim?.id, failed.id);
+          assert.ok(failedClaim);
+          assert.equal(
+            await store.failTask(claimOf(failedClaim), { code: 'timeout', message: 'slow' }),
+            true,
+          );
+          assert.equal(await revisionOf(failed.id), 3);
+          const abandoned = await addTask(store, scope);
+          assert.equal((await claim(store, 'w-5', 1))?.id, abandoned.id);
+          clock.now += LEASE + 1;
+          assert.equal(await store.failAbandonedTasks(1), 1);
+          assert.equal(await revisionOf(abandoned.id), 3);
+          const orphaned = await addTask(store, scope);
+          assert.equal((await claim(store, 'host-1-aaaaaa'))?.id, orphaned.id);
+          assert.equal(await store.requeueOrphanedTasks(['host-1-aaaaaa']), 1);
+          assert.equal(await revisionOf(orphaned.id), 3);
+        }));
+
+      it('getTasks reads the tasks of many ids at once, whatever their scope, and leaves unknown ids out', () =>
+        withStore(async (store) => {
+          const a = await addTask(store, await newScope(store));
+          const b = await addTask(store, await newScope(store, 'production'));
+          const found = await store.getTasks([a.id, b.id, newTaskId()]);
+          assert.deepEqual([...found.keys()].sort(), [a.id, b.id].sort());
+          assert.deepEqual(found.get(a.id), await mustGet(store, a.id));
+          assert.deepEqual(found.get(b.id), await mustGet(store, b.id));
+          assert.equal((await store.getTasks([])).size, 0);
+        }));
+    });
+
     describe('fenced writes', () => {
       it('rejects every write from a stale claim and changes nothing', () =>
         withStore(async (store, clock) => {
@@ -1060,6 +1128,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             ...created,
             status: 'completed',
             progress: 100,
+            revision: 3,
             resultKey: 'results/r.mp4',
             attempts: 1,
             leaseOwner: null,

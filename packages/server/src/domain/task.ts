@@ -47,6 +47,11 @@ export interface TaskRecord extends TaskScope {
   readonly status: TaskStatus;
   /** 0..100, never decreasing; 100 only when completed. */
   readonly progress: number;
+  /**
+   * From 1, raised by one at every write of `status` or `progress` (a claim, progress, a hand-back, the end):
+   * it only grows, and numbers the task's states alike in every process (the ids of its event stream).
+   */
+  readonly revision: number;
   readonly params: GenerationParams;
   readonly error: TaskError | null;
   /** Storage key of the result video, once completed. */

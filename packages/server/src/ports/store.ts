@@ -343,6 +343,11 @@ export interface TaskStore {
   /** A task visible to `scope`, or any task when `scope` is absent (workers). */
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined>;
   /**
+   * The tasks of `ids` that exist, by id, whatever their scope (the caller has checked it), in one read: the
+   * tasks every event stream of a process is watching (tasks/task-watcher.ts).
+   */
+  getTasks(ids: readonly string[]): Promise<Map<string, TaskRecord>>;
+  /**
    * `createTask` under an idempotency key of the task's scope: the first creation with the key (or the first
    * since `since`, epoch ms) makes the task; later ones with the same request hash get that task back, with
    * another hash `conflict`. Concurrent creations with one key make one task.

@@ -48,6 +48,8 @@ export interface TasksTable {
   model: ModelId;
   status: TaskStatus;
   progress: number;
+  /** Raised by one at every write of `status` or `progress` (migration 0014). */
+  revision: number;
   /** `GenerationParams` as JSON. */
   params: string;
   /** `params.callback_url` again, for SQL (migration 0003). */

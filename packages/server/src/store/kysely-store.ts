@@ -79,6 +79,7 @@ import { getAccount } from './operations/get-account.js';
 import { getFile } from './operations/get-file.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
 import { getTask } from './operations/get-task.js';
+import { getTasks } from './operations/get-tasks.js';
 import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
@@ -270,6 +271,10 @@ export abstract class KyselyStore implements Store {
 
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
     return getTask(this.db, id, scope);
+  }
+
+  getTasks(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
+    return getTasks(this.db, ids);
   }
 
   createTaskOnce(

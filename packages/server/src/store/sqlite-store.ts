@@ -9,6 +9,7 @@ import type { Database } from './database-schema.js';
 import { KyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { readTask } from './operations/get-task.js';
+import { readTasks } from './operations/get-tasks.js';
 import { BACKSTOP_CHECKPOINT_PAGES, type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js';
 import { sqliteCreationGroups } from './sqlite-creation-groups.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
@@ -115,6 +116,10 @@ export class SqliteStore extends KyselyStore {
 
   override async getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
     return this.#reader ? readTask(this.#reader, id, scope) : super.getTask(id, scope);
+  }
+
+  override async getTasks(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
+    return this.#reader ? readTasks(this.#reader, ids) : super.getTasks(ids);
   }
 
   override createTask(task: NewTask): Promise<TaskRecord> {

@@ -26,6 +26,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     model: row.model,
     status: row.status,
     progress: Number(row.progress),
+    revision: Number(row.revision),
     params: JSON.parse(row.params) as GenerationParams,
     error:
       row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? row.error_code },
@@ -49,6 +50,7 @@ export function toTaskRow(task: NewTask, now: number): Required<Insertable<Tasks
     model: task.model,
     status: 'pending',
     progress: 0,
+    revision: 1,
     params: JSON.stringify(task.params),
     callback_url: task.params.callback_url,
     error_code: null,

@@ -16,6 +16,7 @@ import * as workers from './0010-workers.js';
 import * as taskListIndexes from './0011-task-list-indexes.js';
 import * as deliveryHostIndex from './0012-delivery-host-index.js';
 import * as upstreamJobs from './0013-upstream-jobs.js';
+import * as taskRevision from './0014-task-revision.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -31,6 +32,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0011-task-list-indexes': taskListIndexes,
   '0012-delivery-host-index': deliveryHostIndex,
   '0013-upstream-jobs': upstreamJobs,
+  '0014-task-revision': taskRevision,
 };
 
 /** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */

@@ -22,15 +22,16 @@ export async function cancelTask(
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('tasks')
-      .set({
+      .set((eb) => ({
         status: 'failed',
         error_code: 'cancelled',
         error_message: CANCELLED_MESSAGE,
         lease_owner: null,
         lease_expires_at: null,
+        revision: eb('revision', '+', 1),
         updated_at: now,
         completed_at: now,
-      })
+      }))
       .where('id', '=', id)
       .where('account_id', '=', scope.accountId)
       .where('environment', '=', scope.environment)

@@ -186,6 +186,7 @@ function buildClaim(db: Kysely<Database>, value: Placeholder<ClaimValueName>, sh
     .set((eb) => ({
       status: value<TaskStatus>('processing'),
       attempts: eb('attempts', '+', value<number>('one')),
+      revision: eb('revision', '+', value<number>('one')),
       lease_owner: value<string>('workerId'),
       lease_expires_at: value<number>('leaseUntil'),
       updated_at: value<number>('now'),

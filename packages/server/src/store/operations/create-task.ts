@@ -14,6 +14,7 @@ export const TASK_COLUMNS = {
   model: true,
   status: true,
   progress: true,
+  revision: true,
   params: true,
   callback_url: true,
   error_code: true,

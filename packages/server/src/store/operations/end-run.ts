@@ -20,7 +20,14 @@ export async function endRun(
   return db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('tasks')
-      .set({ ...changes, lease_owner: null, lease_expires_at: null, updated_at: now, completed_at: now })
+      .set((eb) => ({
+        ...changes,
+        revision: eb('revision', '+', 1),
+        lease_owner: null,
+        lease_expires_at: null,
+        updated_at: now,
+        completed_at: now,
+      }))
       .where((eb) => isCurrentClaim(eb, claim))
       .returningAll()
       .executeTakeFirst();

@@ -12,15 +12,16 @@ export async function failAbandonedTasks(
   return db.transaction().execute(async (trx) => {
     const rows = await trx
       .updateTable('tasks')
-      .set({
+      .set((eb) => ({
         status: 'failed',
         error_code: 'worker_lost',
         error_message: `The worker running this task stopped responding ${times}.`,
         lease_owner: null,
         lease_expires_at: null,
+        revision: eb('revision', '+', 1),
         updated_at: now,
         completed_at: now,
-      })
+      }))
       .where('status', '=', 'processing')
       .where('lease_expires_at', '<=', now)
       .where('attempts', '>=', maxAttempts)

@@ -9,6 +9,7 @@ export function handedBack(now: number) {
   return (eb: ExpressionBuilder<Database, 'tasks'>): UpdateObject<Database, 'tasks'> => ({
     status: 'pending',
     attempts: eb('attempts', '-', 1),
+    revision: eb('revision', '+', 1),
     lease_owner: null,
     lease_expires_at: null,
     updated_at: now,

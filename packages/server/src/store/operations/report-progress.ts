@@ -17,6 +17,12 @@ export async function reportProgress(
     .updateTable('tasks')
     .set((eb) => ({
       progress: eb.case().when('progress', '<', value).then(eb.val(value)).else(eb.ref('progress')).end(),
+      revision: eb
+        .case()
+        .when('progress', '<', value)
+        .then(eb('revision', '+', eb.val(1)))
+        .else(eb.ref('revision'))
+        .end(),
       updated_at: eb
         .case()
         .when('progress', '<', value)
