@@ -18,6 +18,16 @@ export interface HttpTimeouts {
   readonly idleMs: number;
 }
 
+/** How many task event streams may be open at once, and for how long each (http/event-stream-slots.ts). */
+export interface EventStreamLimits {
+  /** Streams open at once per API key (or dashboard session); 0: no cap. */
+  readonly perKey: number;
+  /** Streams open at once in this process; 0: no cap. */
+  readonly perProcess: number;
+  /** How long a stream lasts at most, in ms (a random tenth less, so streams opened together end apart). */
+  readonly lifetimeMs: number;
+}
+
 /** The longest `Prefer: wait` (`MAX_WAIT_SECONDS` in http/prefer-wait.ts): an answer may be silent this long. */
 const LONGEST_WAIT_SECONDS = 60;
 
@@ -66,6 +76,7 @@ export interface Config {
   readonly maxQueuedTasks: number;
   /** An account's tasks beyond this many `processing` wait, pending, for one to end; 0: no cap. */
   readonly maxActiveTasksPerAccount: number;
+  readonly eventStreams: EventStreamLimits;
   readonly webhookTimeoutMs: number;
   readonly webhookConcurrency: number;
   readonly webhookHostConcurrency: number;
@@ -199,6 +210,11 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     signInAttemptsPerMinute: integer(env, 'VIDEOGEN_SIGN_IN_ATTEMPTS_PER_MINUTE', 30, 0),
     maxQueuedTasks: integer(env, 'VIDEOGEN_MAX_QUEUED_TASKS', 10_000, 0),
     maxActiveTasksPerAccount: integer(env, 'VIDEOGEN_MAX_ACTIVE_TASKS_PER_ACCOUNT', 0, 0),
+    eventStreams: {
+      perKey: integer(env, 'VIDEOGEN_EVENT_STREAMS_PER_KEY', 100, 0),
+      perProcess: integer(env, 'VIDEOGEN_EVENT_STREAMS_PER_PROCESS', 1000, 0),
+      lifetimeMs: integer(env, 'VIDEOGEN_EVENT_STREAM_LIFETIME_SECONDS', 600, 1, 86_400) * 1000,
+    },
     webhookTimeoutMs: integer(env, 'VIDEOGEN_WEBHOOK_TIMEOUT_SECONDS', 15, 1, 300) * 1000,
     webhookConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_CONCURRENCY', 64, 1, 1024),
     webhookHostConcurrency: integer(env, 'VIDEOGEN_WEBHOOK_HOST_CONCURRENCY', 4, 1, 1024),

@@ -59,6 +59,8 @@ export interface ServiceOptions {
   /** The store and the storage as the service uses them, for tests that inject their failures (a full disk). */
   readonly wrapStore?: (store: Store) => Store;
   readonly wrapStorage?: (storage: Storage) => Storage;
+  /** How often event streams read their tasks when no change is signalled (tests: that the signal alone suffices). */
+  readonly watchFallbackMs?: number;
 }
 
 export async function startService(
@@ -160,6 +162,18 @@ export async function startService(
       onCancelled: () => void signal.notify('cancellations'),
       checkInputs: routedInputCheck(enginesConfig),
       prices: enginesConfig.prices,
+      // Event streams read their tasks again when a worker (here or, on PostgreSQL, anywhere) changed one, or a
+      // task was cancelled.
+      watch: {
+        subscribe: (listener) => {
+          const stops = [signal.subscribe('changes', listener), signal.subscribe('cancellations', listener)];
+          return () => {
+            for (const stop of stops) stop();
+          };
+        },
+        onError: (error) => logger.warn({ err: error }, 'reading the tasks of event streams failed'),
+        ...(options.watchFallbackMs !== undefined && { fallbackMs: options.watchFallbackMs }),
+      },
     });
     const usage = new UsageService({ store, prices: enginesConfig.prices });
     const dashboard = {
@@ -202,7 +216,9 @@ export async function startService(
         // others would send each of them to the store for nothing, on SQLite ahead of the next claim.
         onStatusChange: (task) => {
           if (!task || task.params.callback_url) void signal.notify('deliveries');
+          void signal.notify('changes');
         },
+        onProgress: () => void signal.notify('changes'),
         metrics,
         onNoSpace: () => space.raise(),
       })
@@ -218,6 +234,7 @@ export async function startService(
     bodiesInFlight: config.bodiesInFlight,
     timeouts: config.httpTimeouts,
     rateLimit: { perMinute: config.rateLimitPerMinute, windowMs: config.rateLimitWindowMs },
+    eventStreams: config.eventStreams,
     isDraining: () => draining,
     space,
     ...(api ? { api } : {}),

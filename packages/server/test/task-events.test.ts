@@ -10,6 +10,7 @@ import { MAX_WAIT_SECONDS, parsePreferWait } from '../src/http/prefer-wait.js';
 import { eventStream } from '../src/http/routes/task-events.js';
 import { watchTask } from '../src/tasks/task-watch.js';
 import { Api, type ErrorBody } from './helpers/api.js';
+import { follow, metric, openStream, tasksOf, within } from './helpers/event-streams.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { until } from './helpers/until.js';
 
@@ -18,69 +19,6 @@ const FAST = { model: 'videogen-2.0-fast-text-to-video', prompt: 'a red kite', d
 const LONG = { model: 'videogen-2.0-text-to-video', prompt: 'a long one', duration: 15, quality: '1080p' };
 const STATUS_ORDER: Record<TaskStatus, number> = { pending: 0, processing: 1, completed: 2, failed: 2 };
 const FINAL = new Set(['completed', 'failed']);
-
-interface SseEvent {
-  event?: string;
-  id?: string;
-  data?: string;
-}
-interface Stream {
-  response: Response;
-  events: SseEvent[];
-  comments: string[];
-  /** Resolves when the server ends the stream (rejects when it is cut off). */
-  ended: Promise<void>;
-}
-
-/** Opens an event stream with fetch and parses it as it arrives. */
-async function openStream(url: string, key: string | undefined, signal?: AbortSignal): Promise<Stream> {
-  const response = await fetch(url, {
-    headers: key ? { authorization: `Bearer ${key}`, accept: 'text/event-stream' } : {},
-    signal,
-  });
-  const events: SseEvent[] = [];
-  const comments: string[] = [];
-  const ended = (async () => {
-    if (!response.body) return;
-    const decoder = new TextDecoder();
-    let buffer = '';
-    for await (const chunk of response.body) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let end = buffer.indexOf('\n\n');
-      while (end !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const event: SseEvent = {};
-        for (const line of block.split('\n')) {
-          if (line.startsWith(':')) comments.push(line);
-          const match = /^(event|id|data): ?(.*)$/.exec(line);
-          if (match) event[match[1] as 'event' | 'id' | 'data'] = match[2];
-        }
-        if (event.event || event.data) events.push(event);
-        end = buffer.indexOf('\n\n');
-      }
-    }
-    assert.equal(buffer, '', 'the stream ended in the middle of an event');
-  })();
-  return { response, events, comments, ended };
-}
-
-const tasksOf = (stream: Stream) => stream.events.map((event) => JSON.parse(event.data ?? '') as PublicTask);
-
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A value of the server's /metrics (0 when the series is absent). */
-async function metric(url: string, series: string): Promise<number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line ? Number(line.slice(series.length + 1)) : 0;
-}
 
 let server: TestService;
 let api: Api;
@@ -93,21 +31,19 @@ before(async () => {
 });
 after(() => server.close());
 
-/** Counts the API's reads of `taskId` (with a scope: the worker's own reads have none). */
-function countReads(taskId: string): { readonly count: number; restore(): void } {
+/** Counts the event streams' reads of the store (one read for all the tasks they watch), by task. */
+function countWatchReads(): { including(taskId: string): number; restore(): void } {
   const store = server.service.store;
-  const original = store.getTask;
-  let count = 0;
-  store.getTask = (id, scope) => {
-    if (id === taskId && scope) count += 1;
-    return original.call(store, id, scope);
+  const original = store.getTasks;
+  const reads: (readonly string[])[] = [];
+  store.getTasks = (ids) => {
+    reads.push([...ids]);
+    return original.call(store, ids);
   };
   return {
-    get count() {
-      return count;
-    },
+    including: (taskId) => reads.filter((ids) => ids.includes(taskId)).length,
     restore: () => {
-      store.getTask = original;
+      store.getTasks = original;
     },
   };
 }
@@ -130,9 +66,15 @@ describe('GET /v1/tasks/{task_id}/events', () => {
     assert.ok(tasks.length >= 2, `only ${tasks.length} events`);
     // That the first event is sent before any change is watchTask's (below), timed by no clock.
     assert.ok(!FINAL.has(tasks[0]?.status ?? 'completed'), 'the first event is the task as created');
-    assert.deepEqual(
-      stream.events.map((event) => [event.event, event.id]),
-      tasks.map((_, i) => ['task', String(i + 1)]),
+    assert.ok(
+      stream.events.every((event) => event.event === 'task'),
+      'every event is a task event',
+    );
+    // The ids are the task's revisions: whole numbers, unique and increasing.
+    const ids = stream.events.map((event) => Number(event.id));
+    assert.ok(
+      ids.every((id, i) => Number.isSafeInteger(id) && id > 0 && (i === 0 || id > (ids[i - 1] ?? 0))),
+      `ids ${stream.events.map((event) => event.id).join(', ')}`,
     );
     for (const [i, task] of tasks.entries()) {
       assert.equal(task.id, created.body.id);
@@ -170,7 +112,7 @@ describe('GET /v1/tasks/{task_id}/events', () => {
     const stream = await openStream(`${server.url}/v1/tasks/${created.body.id}/events`, key);
     await within(stream.ended, 30_000, 'the stream of a final task');
     assert.deepEqual(tasksOf(stream), [final]);
-    assert.equal(stream.events[0]?.id, '1');
+    assert.match(stream.events[0]?.id ?? '', /^[1-9][0-9]*$/);
   });
 
   it('answers 404 for an unknown task and 401 without a valid key, with JSON error bodies', async () => {
@@ -195,23 +137,115 @@ describe('GET /v1/tasks/{task_id}/events', () => {
     await api.waitForFinal(task.id, 60_000);
   });
 
-  it('stops polling the store when the client disconnects', async () => {
+  it('stops watching the task when the client disconnects', async () => {
     const { body: long } = await api.create(LONG);
-    const reads = countReads(long.id);
+    const reads = countWatchReads();
     const open = 'videogen_event_streams_open';
     const before = await metric(server.url, open);
     try {
       const client = new AbortController();
       const stream = await openStream(`${server.url}/v1/tasks/${long.id}/events`, key, client.signal);
-      await until(() => stream.events.length >= 1 && reads.count >= 2, 'the stream polling the task');
+      await until(
+        () => stream.events.length >= 1 && reads.including(long.id) >= 1,
+        'the stream watching the task',
+      );
       assert.equal(await metric(server.url, open), before + 1);
       client.abort();
       await stream.ended.catch(() => {});
-      // The gauge drops once the stream's loop over the task has returned: it reads nothing after that.
       await until(async () => (await metric(server.url, open)) === before, 'the watch ending');
+      // A read for another stream, made after this one ended, leaves its task out.
+      const { body: other } = await api.create(LONG);
+      const watching = new AbortController();
+      const next = await openStream(`${server.url}/v1/tasks/${other.id}/events`, key, watching.signal);
+      const readsOfLong = reads.including(long.id);
+      await until(() => reads.including(other.id) >= 1, 'a read for the other stream');
+      assert.equal(reads.including(long.id), readsOfLong, 'the task of the ended stream is read no more');
+      watching.abort();
+      await next.ended.catch(() => {});
+      await api.request('POST', `/v1/tasks/${other.id}/cancel`);
     } finally {
       reads.restore();
       await api.request('POST', `/v1/tasks/${long.id}/cancel`);
+    }
+  });
+});
+
+describe('reconnecting to GET /v1/tasks/{task_id}/events', () => {
+  it('gives EventSource each state once, then answers its reconnection after the final event 204, which stops it', async () => {
+    const { body: task } = await api.create(FAST);
+    const followed = follow(`${server.url}/v1/tasks/${task.id}/events`, key);
+    try {
+      // EventSource reconnects 3 s after the stream ends; the 204 is what stops it.
+      await within(followed.closed, 90_000, 'EventSource giving up');
+    } finally {
+      followed.source.close();
+    }
+    const ids = followed.events.map((event) => Number(event.id));
+    assert.ok(
+      ids.every((id, i) => Number.isSafeInteger(id) && (i === 0 || id > (ids[i - 1] ?? 0))),
+      `ids ${ids.join(', ')}`,
+    );
+    const statuses = followed.events.map((event) => event.task.status);
+    assert.equal(statuses.filter((status) => FINAL.has(status)).length, 1, statuses.join(', '));
+    assert.equal(followed.events.at(-1)?.task.status, 'completed');
+    assert.deepEqual(followed.requests, [
+      { lastEventId: undefined, status: 200 },
+      { lastEventId: followed.events.at(-1)?.id, status: 204 },
+    ]);
+  });
+});
+
+describe('Last-Event-ID', () => {
+  let own: TestService;
+  let ownKey: string;
+  before(async () => {
+    // No worker, and no poll to speak of: only the change signal can bring a cancellation to a stream.
+    own = await startTestService({}, { watchFallbackMs: 600_000 });
+    ownKey = (await own.newKey()).key;
+  });
+  after(() => own.close());
+
+  it('resumes after the id it names, sends nothing at or before it, and is 204 once the final one is had', async () => {
+    const ownApi = new Api(own.url, ownKey);
+    const { body: task } = await ownApi.create(FAST);
+    const url = `${own.url}/v1/tasks/${task.id}/events`;
+    const first = new AbortController();
+    const opened = await openStream(url, ownKey, first.signal);
+    await until(() => opened.events.length === 1, 'the first event');
+    const pendingId = opened.events[0]?.id ?? '';
+    first.abort();
+    await opened.ended.catch(() => {});
+
+    const resumed = await openStream(url, ownKey, undefined, { 'last-event-id': pendingId });
+    assert.equal(resumed.response.status, 200);
+    // The watch is open once the store has been read for it; the cancellation then reaches it by the signal.
+    await until(
+      async () => (await metric(own.url, 'videogen_event_streams_open')) === 1,
+      'the resumed stream watching the task',
+    );
+    assert.equal((await ownApi.request('POST', `/v1/tasks/${task.id}/cancel`)).status, 200);
+    await within(resumed.ended, 30_000, 'the resumed stream');
+    assert.deepEqual(
+      tasksOf(resumed).map((t) => t.status),
+      ['failed'],
+    );
+    const finalId = resumed.events[0]?.id ?? '';
+    assert.ok(Number(finalId) > Number(pendingId), `${finalId} after ${pendingId}`);
+
+    const done = await fetch(url, {
+      headers: { authorization: `Bearer ${ownKey}`, 'last-event-id': finalId },
+    });
+    assert.equal(done.status, 204);
+    assert.equal(await done.text(), '');
+    // An older id gets the final state; one never handed out, or no id at all, the same.
+    for (const lastEventId of [pendingId, String(Number(finalId) + 100), 'not-an-id']) {
+      const again = await openStream(url, ownKey, undefined, { 'last-event-id': lastEventId });
+      await within(again.ended, 30_000, `the stream after ${lastEventId}`);
+      assert.deepEqual(
+        again.events.map((event) => [event.id, JSON.parse(event.data ?? '{}').status]),
+        [[finalId, 'failed']],
+        lastEventId,
+      );
     }
   });
 });
@@ -224,9 +258,9 @@ describe('eventStream', () => {
       seenTwo = resolve;
     });
     async function* events() {
-      yield { n: 1 };
+      yield { id: 1, data: { n: 1 } };
       await twoKeepAlives;
-      yield { n: 2 };
+      yield { id: 4, data: { n: 2 } };
     }
     let text = '';
     for await (const chunk of eventStream(events(), {
@@ -238,13 +272,27 @@ describe('eventStream', () => {
     }
     assert.match(
       text,
-      /^event: task\nid: 1\ndata: \{"n":1\}\n\n(: keep-alive\n\n){2,}event: task\nid: 2\ndata: \{"n":2\}\n\n$/,
+      /^event: task\nid: 1\ndata: \{"n":1\}\n\n(: keep-alive\n\n){2,}event: task\nid: 4\ndata: \{"n":2\}\n\n$/,
     );
+  });
+
+  it('begins with the reconnection time when given one, so that its headers go out before any event', async () => {
+    async function* events() {
+      yield { id: 9, data: { n: 1 } };
+    }
+    let text = '';
+    for await (const chunk of eventStream(events(), {
+      keepAliveMs: 600_000,
+      retryMs: 3000,
+      onError: (e) => assert.fail(String(e)),
+    }))
+      text += chunk;
+    assert.equal(text, 'retry: 3000\n\nevent: task\nid: 9\ndata: {"n":1}\n\n');
   });
 
   it('ends, reporting the error, when its events fail', async () => {
     async function* events() {
-      yield { n: 1 };
+      yield { id: 1, data: { n: 1 } };
       throw new Error('store down');
     }
     const errors: unknown[] = [];

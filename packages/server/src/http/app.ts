@@ -15,7 +15,7 @@ import type { Logger } from 'pino';
 import type { AccountSettings } from '../accounts/account-settings.js';
 import type { ApiKeyAuthentication } from '../accounts/api-key-authentication.js';
 import type { DashboardSessions } from '../accounts/dashboard-sessions.js';
-import type { HttpTimeouts } from '../config.js';
+import type { EventStreamLimits, HttpTimeouts } from '../config.js';
 import { ApiError } from '../domain/errors.js';
 import { pooledRandomBytes } from '../domain/random-pool.js';
 import type { FileService } from '../files/file-service.js';
@@ -102,6 +102,8 @@ export interface AppDependencies {
   readonly timeouts?: HttpTimeouts;
   /** The per-key request rate limit; off when absent. */
   readonly rateLimit?: RateLimitSettings;
+  /** Caps and lifetime of task event streams; no caps and 10 minutes when absent. */
+  readonly eventStreams?: EventStreamLimits;
   readonly isDraining: () => boolean;
   /** Raised when a write failed for lack of space; `/readyz` answers 503 while it is (process/space-alarm.ts). */
   readonly space?: { raise(): void; readonly raised: boolean };
@@ -278,7 +280,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       );
       generationRoutes(routes, { tasks: api.tasks, authenticate, maxBodyBytes: deps.maxBodyBytes });
       taskRoutes(routes, { tasks: api.tasks, authenticate });
-      taskEventRoutes(routes, { tasks: api.tasks, authenticate, metrics: deps.metrics });
+      taskEventRoutes(routes, {
+        tasks: api.tasks,
+        authenticate,
+        limits: deps.eventStreams ?? { perKey: 0, perProcess: 0, lifetimeMs: 600_000 },
+        metrics: deps.metrics,
+      });
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
       if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });

@@ -12,10 +12,11 @@
  */
 
 /**
- * What kind of work: tasks to claim (worker pools), callbacks to send (webhook dispatchers), or cancelled
- * tasks whose renders should stop (worker pools).
+ * What kind of work: tasks to claim (worker pools), callbacks to send (webhook dispatchers), cancelled tasks
+ * whose renders should stop (worker pools), or tasks whose status or progress changed, which event streams
+ * show (tasks/task-watcher.ts).
  */
-export const WORK_TOPICS = ['tasks', 'deliveries', 'cancellations'] as const;
+export const WORK_TOPICS = ['tasks', 'deliveries', 'cancellations', 'changes'] as const;
 export type WorkTopic = (typeof WORK_TOPICS)[number];
 
 /** Called with no arguments: there is nothing to pass on but "look again". It must not block or throw. */

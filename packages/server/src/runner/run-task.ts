@@ -48,6 +48,8 @@ export interface RunTaskDependencies {
    * with the change only if it has a `callback_url` (without a task: some tasks changed, any may have).
    */
   readonly onStatusChange?: (task?: TaskRecord) => void;
+  /** Called after this process raised a task's progress. */
+  readonly onProgress?: () => void;
   /** Called after this process failed a task (its upstream job, if any, is then cancelled). */
   readonly onTaskFailed?: () => void;
   /** Called when a run failed for lack of space (readiness: process/space-alarm.ts). */
@@ -133,7 +135,9 @@ async function execute(
     `Generation did not finish within ${describeDuration(deps.taskTimeoutMs)}`,
     () => stop('timeout'),
   );
-  const progress = new ProgressReporter((value) => deps.store.reportProgress(claim, value));
+  const progress = new ProgressReporter(async (value) => {
+    if (await deps.store.reportProgress(claim, value)) deps.onProgress?.();
+  });
   let directory: RunDirectory | undefined;
   const started = Date.now();
 

@@ -11,7 +11,7 @@ import { type GenerationParams, parseGenerationRequest } from '../domain/generat
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
 import { isTaskId, newTaskId } from '../domain/identifiers.js';
 import { costMicros, type Prices } from '../domain/prices.js';
-import { type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
+import { isFinal, type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
 import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
 import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
 import type { Storage } from '../ports/storage.js';
@@ -19,6 +19,7 @@ import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
 import { deleteTaskFiles } from './task-files.js';
+import { TaskWatcher, type TaskWatcherOptions } from './task-watcher.js';
 
 export interface PublicTaskList {
   readonly object: 'list';
@@ -36,6 +37,12 @@ export interface DeletedTask {
 /** Who creates a task: its scope, and the API key when it came through one (its limits apply too). */
 export interface CreatorScope extends TaskScope {
   readonly keyId?: string | undefined;
+}
+
+/** A state of a task in its event stream: the task as `get` answers it, and its revision (the event's id). */
+export interface TaskEvent {
+  readonly revision: number;
+  readonly task: PublicTask;
 }
 
 /** What `overloaded` (queue full) tells clients to wait before trying again. */
@@ -58,6 +65,7 @@ export class TaskService {
   readonly #showUploads: (params: GenerationParams, requestOrigin?: string) => GenerationParams;
   readonly #checkInputs: InputCheck;
   readonly #prices: Prices | undefined;
+  readonly #watcher: TaskWatcher;
 
   constructor(options: {
     store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
@@ -91,6 +99,11 @@ export class TaskService {
     checkInputs?: InputCheck;
     /** What video costs: a task's cost is reserved at creation at these prices. */
     prices?: Prices | undefined;
+    /**
+     * How event streams learn that their tasks may have changed (tasks/task-watcher.ts): the signal to subscribe
+     * to, and the poll besides it.
+     */
+    watch?: Pick<TaskWatcherOptions, 'subscribe' | 'fallbackMs' | 'minGapMs' | 'onError'>;
   }) {
     this.#store = options.store;
     this.#resultUrl = options.resultUrl;
@@ -107,6 +120,7 @@ export class TaskService {
     this.#showUploads = options.showUploads ?? ((params) => params);
     this.#checkInputs = options.checkInputs ?? (() => undefined);
     this.#prices = options.prices;
+    this.#watcher = new TaskWatcher({ ...options.watch, read: (ids) => options.store.getTasks(ids) });
   }
 
   /**
@@ -192,6 +206,43 @@ export class TaskService {
 
   async get(scope: TaskScope, taskId: string, requestOrigin?: string): Promise<PublicTask> {
     return this.present(await this.#find(scope, taskId), requestOrigin);
+  }
+
+  /**
+   * The task's states for its event stream: the current one, unless the client has it already (`after`, the
+   * revision of the last state it got, is the current one), then one at each change until a final one, or until
+   * `signal` fires. Undefined when there is nothing more to tell: the task is final and the client has that
+   * state. An older `after` gets the current state at once (the changes in between are not kept); a newer one
+   * was never handed out for this task and counts for nothing.
+   */
+  async events(
+    scope: TaskScope,
+    taskId: string,
+    options: {
+      readonly after?: number | undefined;
+      readonly signal: AbortSignal;
+      /** Where the request was sent, for the links in each state (`present`). */
+      readonly origin?: string | undefined;
+    },
+  ): Promise<AsyncIterable<TaskEvent> | undefined> {
+    const task = await this.#find(scope, taskId);
+    const seen = options.after === task.revision;
+    if (seen && isFinal(task.status)) return undefined;
+    return this.#events(task, seen, options);
+  }
+
+  async *#events(
+    task: TaskRecord,
+    seen: boolean,
+    { signal, origin }: { readonly signal: AbortSignal; readonly origin?: string | undefined },
+  ): AsyncGenerator<TaskEvent> {
+    if (!seen) {
+      yield { revision: task.revision, task: await this.present(task, origin) };
+      if (isFinal(task.status)) return;
+    }
+    for await (const next of this.#watcher.watch(task.id, task.revision, signal)) {
+      yield { revision: next.revision, task: await this.present(next, origin) };
+    }
   }
 
   /**
