@@ -1,6 +1,6 @@
 /**
- * Watching one task until it is final: what `GET /v1/tasks/{task_id}/events` streams and what
- * `Prefer: wait=N` waits on.
+ * Watching one task until it is final: what `Prefer: wait=N` waits on (at most 60 s). Event streams, which may
+ * last much longer and be many, share one reader instead (task-watcher.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isFinal, type TaskStatus } from '../domain/task.js';
