@@ -155,18 +155,15 @@ describe('no fallback once the upstream accepted the job', () => {
     gpu.outcome = 'never-finish';
     let closed = false;
     closers.push(() => (closed ? Promise.resolve() : gpu.close()));
-    const { service, api } = await serviceWith(
-      'accepted',
-      [
-        'engines:',
-        '  gpu:',
-        // 3 s: the job's POST to the fake, in this process, must be answered within it even on a loaded machine.
-        // 8 s: once the server is gone, the job's own time limit is what ends the task.
-        ...sglangEngine(gpu, ['    accept_timeout_seconds: 3', '    job_timeout_seconds: 8']),
-        'models:',
-        `  ${ROUTED}: [gpu, local]`,
-      ],
-    );
+    const { service, api } = await serviceWith('accepted', [
+      'engines:',
+      '  gpu:',
+      // 3 s: the job's POST to the fake, in this process, must be answered within it even on a loaded machine.
+      // 8 s: once the server is gone, the job's own time limit is what ends the task.
+      ...sglangEngine(gpu, ['    accept_timeout_seconds: 3', '    job_timeout_seconds: 8']),
+      'models:',
+      `  ${ROUTED}: [gpu, local]`,
+    ]);
     const { body: created } = await api.create({
       model: ROUTED,
       prompt: 'accepted',
