@@ -241,7 +241,7 @@ describe('openai engine', () => {
     assert.equal(failure.code, 'timeout');
     assert.equal(
       failure.message,
-      `openai engine "sglang": the video was still queued, 0% done when the task's time limit ran out.`,
+      `openai engine "sglang": the task was still queued upstream when the task's time limit ran out (0% done).`,
     );
     assert.equal(server.deletes.length, 1);
   });

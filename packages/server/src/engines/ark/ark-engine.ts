@@ -2,7 +2,7 @@
  * The `ark` engine: Seedance on BytePlus ModelArk or Volcengine Ark. It maps the job onto the model's create
  * request (ark-inputs.ts, ark-request.ts), creates the task (`POST /contents/generations/tasks`), polls it
  * (`GET …/tasks/{id}`) until it ends, downloads `content.video_url` (a signed link that expires after 24 h,
- * fetched without the key) and conforms the video to the job (hosted-render.ts). When the wait ends any other
+ * fetched without the key) and conforms the video to the job (hosted/remote-job-engine.ts). When the wait ends any other
  * way (cancel, lost lease, the task's time limit), it deletes the task (`DELETE …/tasks/{id}`), which
  * cancels it only while it is still queued: a running task cannot be stopped (409
  * `InvalidAction.RunningTaskDeletion`), runs to its end and is billed, and the engine just stops waiting.
@@ -10,11 +10,10 @@
 
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
+import type { RenderJob } from '../../ports/engine.js';
 import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
-import { renderHosted } from '../hosted/hosted-render.js';
-import type { HostedTaskSteps } from '../hosted/hosted-task.js';
+import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
   isTransientStatus,
@@ -54,19 +53,14 @@ function errorInBody(body: string): ArkError | undefined {
   }
 }
 
-export class ArkEngine implements Engine {
-  readonly #name: string;
+export class ArkEngine extends RemoteJobEngine<string> {
   readonly #options: ArkOptions;
-  readonly #context: EngineContext;
-  readonly #label: string;
   readonly #profile: ArkModelProfile;
 
   /** Throws an Error naming the problem when the model cannot be identified. */
   constructor(name: string, options: ArkOptions, context: EngineContext) {
-    this.#name = name;
+    super('ark', name, context);
     this.#options = options;
-    this.#context = context;
-    this.#label = `ark engine "${name}"`;
     const profile = arkModelProfile(options);
     if (!profile) {
       throw new Error(
@@ -76,79 +70,75 @@ export class ArkEngine implements Engine {
     this.#profile = profile;
   }
 
-  get name(): string {
-    return this.#name;
+  protected get secret(): string {
+    return this.#options.api_key;
   }
 
-  cancelJob(job: UpstreamHandle): Promise<void> {
+  protected get pollIntervalMs(): number {
+    return this.#options.poll_interval_ms ?? ARK_DEFAULT_POLL_INTERVAL_MS;
+  }
+
+  protected cancelUpstream(job: UpstreamHandle): Promise<void> {
     return this.#cancel(job.id);
   }
 
-  check(signal: AbortSignal): Promise<void> {
+  protected checkUpstream(signal: AbortSignal): Promise<void> {
     return checkArk(
       {
-        label: this.#label,
+        label: this.label,
         url: this.#url(`${TASKS_PATH}?page_size=1`),
         apiKey: this.#options.api_key,
-        dispatcher: this.#context.dispatcher,
+        dispatcher: this.context.dispatcher,
       },
       signal,
     );
   }
 
-  async render(job: RenderJob, context: RenderContext): Promise<void> {
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
     const plan = planArkInputs(job, this.#profile, {
-      label: this.#label,
+      label: this.label,
       drop: this.#options.unsupported_inputs === 'drop',
     });
     const upstream: UpstreamOptions = {
-      label: this.#label,
-      signal: context.signal,
+      label: this.label,
+      signal: calls.signal,
       get deadline() {
-        return context.deadline;
+        return calls.deadline;
       },
-      dispatcher: this.#context.dispatcher,
+      dispatcher: this.context.dispatcher,
     };
-    const steps: HostedTaskSteps<string> = {
+    return {
       submit: async () => {
         const body = await arkCreateBody(
           job,
           this.#profile,
           plan,
-          { model: this.#options.model, watermark: this.#options.watermark ?? false, label: this.#label },
+          { model: this.#options.model, watermark: this.#options.watermark ?? false, label: this.label },
           {
-            label: this.#label,
-            signal: context.signal,
+            label: this.label,
+            signal: calls.signal,
             workDir: job.workDir,
-            ffmpegPath: this.#context.ffmpegPath,
+            ffmpegPath: this.context.ffmpegPath,
           },
         );
         const call: UpstreamCall = {
           method: 'POST',
           url: this.#url(TASKS_PATH),
           headers: { ...this.#headers(), 'content-type': 'application/json' },
-          body: arkRequestJson(body, this.#label),
+          body: arkRequestJson(body, this.label),
         };
         const answer = await this.#json(call, upstream, (status, error) =>
-          createRefusal(this.#label, status, error),
+          createRefusal(this.label, status, error),
         );
-        return { id: createdTaskId(answer, this.#label) };
+        return { id: createdTaskId(answer, this.label) };
       },
       poll: async ({ id }) => {
         const call: UpstreamCall = { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() };
-        const polling = { ...upstream, dispatcher: pollDispatcherOf(this.#context) };
-        return arkTaskStatus(await this.#json(call, polling), this.#label);
+        const polling = { ...upstream, dispatcher: pollDispatcherOf(this.context) };
+        return arkTaskStatus(await this.#json(call, polling), this.label);
       },
-      cancel: ({ id }) => this.#cancel(id),
-    };
-    await renderHosted(job, context, {
-      label: this.#label,
-      apiKey: this.#options.api_key,
-      pollIntervalMs: this.#options.poll_interval_ms ?? ARK_DEFAULT_POLL_INTERVAL_MS,
-      ffmpegPath: this.#context.ffmpegPath,
-      steps,
       download: (url, path) => this.#download(url, path, upstream),
-    });
+    };
   }
 
   /**
@@ -161,7 +151,7 @@ export class ArkEngine implements Engine {
     refusal: (status: number, error: ArkError) => TaskFailure = (status, error) =>
       new TaskFailure(
         'upstream_error',
-        `${this.#label}: ${call.method} ${new URL(call.url).pathname} answered HTTP ${status}: ${describeArkError(error)}`,
+        `${this.label}: ${call.method} ${new URL(call.url).pathname} answered HTTP ${status}: ${describeArkError(error)}`,
       ),
   ): Promise<unknown> {
     let text: string;
@@ -181,7 +171,7 @@ export class ArkEngine implements Engine {
     } catch (error) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.#label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${text.slice(0, 200)}`,
+        `${this.label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${text.slice(0, 200)}`,
         { cause: error },
       );
     }
@@ -190,7 +180,7 @@ export class ArkEngine implements Engine {
   /** The signed video link, fetched without the key (it is another host's, and signed on its own). */
   async #download(url: string, path: string, options: UpstreamOptions): Promise<void> {
     if (!/^https?:\/\//i.test(url)) {
-      throw new TaskFailure('upstream_error', `${this.#label}: Ark gave a video link that is not http(s).`);
+      throw new TaskFailure('upstream_error', `${this.label}: Ark gave a video link that is not http(s).`);
     }
     await fetchUpstreamFile({ method: 'GET', url }, path, options);
   }
@@ -201,10 +191,10 @@ export class ArkEngine implements Engine {
       const answer = await upstreamRequest(
         { method: 'DELETE', url: this.#taskUrl(id), headers: this.#headers() },
         {
-          label: this.#label,
+          label: this.label,
           signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
           deadline: Date.now() + CANCEL_TIMEOUT_MS,
-          dispatcher: this.#context.dispatcher,
+          dispatcher: this.context.dispatcher,
           attemptTimeoutMs: CANCEL_TIMEOUT_MS,
           maxAttempts: 1,
         },

@@ -8,17 +8,16 @@
  * upstream (hosted/hosted-task.ts). fal reports no progress beyond "in queue" and "in progress".
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
+import type { RenderJob } from '../../ports/engine.js';
 import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
-import { renderHosted } from '../hosted/hosted-render.js';
-import type { HostedStatus, HostedTaskSteps } from '../hosted/hosted-task.js';
+import type { HostedStatus } from '../hosted/hosted-task.js';
 import { InputTemplate } from '../hosted/input-template.js';
+import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { templateValues } from '../hosted/template-values.js';
-import { withoutSecret } from '../redact-secret.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { DEFAULT_RESULT_PATH, FAL_QUEUE_URL, type FalOptions } from './fal-options.js';
-import { type FalCallLimits, FalQueue, type FalRequest } from './fal-queue.js';
+import { FalQueue, type FalRequest } from './fal-queue.js';
 import { falFailure, valueAt } from './fal-result.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
@@ -28,23 +27,18 @@ async function dataUrls(assets: RenderJob['images'], most: number): Promise<stri
   return Promise.all(assets.slice(0, most).map(async (asset) => (await inlineAsset(asset)).dataUrl));
 }
 
-export class FalEngine implements Engine {
-  readonly #name: string;
+export class FalEngine extends RemoteJobEngine<string> {
   readonly #options: FalOptions;
-  readonly #context: EngineContext;
-  readonly #label: string;
   readonly #template: InputTemplate;
   readonly #queue: FalQueue;
 
   /** Throws an Error naming an unknown placeholder in `input`. */
   constructor(name: string, options: FalOptions, context: EngineContext) {
-    this.#name = name;
+    super('fal', name, context);
     this.#options = options;
-    this.#context = context;
-    this.#label = `fal engine "${name}"`;
     this.#template = new InputTemplate(options.input);
     this.#queue = new FalQueue({
-      label: this.#label,
+      label: this.label,
       baseUrl: options.base_url ?? FAL_QUEUE_URL,
       apiKey: options.api_key,
       model: options.model,
@@ -53,50 +47,28 @@ export class FalEngine implements Engine {
     });
   }
 
-  get name(): string {
-    return this.#name;
+  protected get secret(): string {
+    return this.#options.api_key;
   }
 
-  cancelJob(job: UpstreamHandle): Promise<void> {
+  protected get pollIntervalMs(): number {
+    return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
+  }
+
+  protected cancelUpstream(job: UpstreamHandle): Promise<void> {
     return this.#queue.cancel(this.#queue.requestOf(job));
   }
 
-  async check(signal: AbortSignal): Promise<void> {
-    try {
-      await this.#queue.checkKey(signal);
-    } catch (error) {
-      throw withoutSecret(error, this.#options.api_key);
-    }
+  protected checkUpstream(signal: AbortSignal): Promise<void> {
+    return this.#queue.checkKey(signal);
   }
 
-  async render(job: RenderJob, context: RenderContext): Promise<void> {
-    const limits: FalCallLimits = {
-      signal: context.signal,
-      get deadline() {
-        return context.deadline;
-      },
-    };
-    await renderHosted(job, context, {
-      label: this.#label,
-      apiKey: this.#options.api_key,
-      pollIntervalMs: this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS,
-      ffmpegPath: this.#context.ffmpegPath,
-      steps: this.#steps(job, limits),
-      // fal's media URLs need no key, and may be on any host: the key is not sent with them.
-      download: (url, path) =>
-        fetchUpstreamFile({ method: 'GET', url }, path, {
-          label: this.#label,
-          ...limits,
-          dispatcher: this.#context.dispatcher,
-        }),
-    });
-  }
-
-  #steps(job: RenderJob, limits: FalCallLimits): HostedTaskSteps<string> {
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
     return {
-      submit: async () => FalQueue.handleOf(await this.#queue.submit(await this.#input(job), limits)),
-      poll: async (handle) => this.#poll(this.#queue.requestOf(handle), limits),
-      cancel: async (handle) => this.#queue.cancel(this.#queue.requestOf(handle)),
+      submit: async () => FalQueue.handleOf(await this.#queue.submit(await this.#input(job), calls)),
+      poll: async (handle) => this.#poll(this.#queue.requestOf(handle), calls),
+      // fal's media URLs need no key, and may be on any host: the key is not sent with them.
+      download: (url, path) => fetchUpstreamFile({ method: 'GET', url }, path, this.upstream(calls)),
     };
   }
 
@@ -114,7 +86,7 @@ export class FalEngine implements Engine {
     return this.#template.fill(templateValues(job, urls, this.#options));
   }
 
-  async #poll(request: FalRequest, limits: FalCallLimits): Promise<HostedStatus<string>> {
+  async #poll(request: FalRequest, limits: UpstreamCalls): Promise<HostedStatus<string>> {
     const status = await this.#queue.status(request, limits);
     if (status === 'IN_QUEUE') return { state: 'queued' };
     if (status === 'IN_PROGRESS') return { state: 'running' };

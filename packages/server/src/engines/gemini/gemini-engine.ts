@@ -2,17 +2,17 @@
  * The `gemini` engine: Google's Veo models through the Gemini API (ai.google.dev/gemini-api/docs/video). It
  * starts a long-running operation (`POST /v1beta/models/{model}:predictLongRunning`, veo-request.ts), polls
  * it (`GET /v1beta/{operation name}`, veo-operation.ts), downloads the video it made (veo-download.ts) and
- * conforms it to the job (hosted-render.ts), which also drops the soundtrack Veo 3 always makes unless the
+ * conforms it to the job (hosted/remote-job-engine.ts), which also drops the soundtrack Veo 3 always makes unless the
  * request had an audio reference.
  *
  * The Gemini API has no way to cancel a Veo operation (its only cancel route is for batches): on cancel, a
  * lost lease or the time limit the engine stops polling, and the video is made (and billed) upstream anyway.
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
+import type { RenderJob } from '../../ports/engine.js';
+import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
-import { renderHosted } from '../hosted/hosted-render.js';
+import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { withinCheckLimit } from '../upstream-check.js';
 import { type GeminiCallOptions, geminiJson } from './gemini-call.js';
 import { GEMINI_BASE_URL, GEMINI_POLL_INTERVAL_MS, type GeminiOptions } from './gemini-options.js';
@@ -21,41 +21,40 @@ import { type VeoModel, veoModel } from './veo-models.js';
 import { operationName, veoStatus } from './veo-operation.js';
 import { veoRequest } from './veo-request.js';
 
-export class GeminiEngine implements Engine {
-  readonly #name: string;
+export class GeminiEngine extends RemoteJobEngine<string> {
   readonly #options: GeminiOptions;
-  readonly #context: EngineContext;
-  readonly #label: string;
   readonly #veo: VeoModel;
   readonly #baseUrl: string;
 
   constructor(name: string, options: GeminiOptions, context: EngineContext) {
-    this.#name = name;
+    super('gemini', name, context);
     this.#options = options;
-    this.#context = context;
-    this.#label = `gemini engine "${name}"`;
     this.#veo = veoModel(options.model);
     this.#baseUrl = options.base_url ?? GEMINI_BASE_URL;
   }
 
-  get name(): string {
-    return this.#name;
+  protected get secret(): string {
+    return this.#options.api_key;
   }
 
-  /** The Gemini API cannot cancel a Veo operation. */
-  async cancelJob(_job: UpstreamHandle): Promise<void> {}
+  protected get pollIntervalMs(): number {
+    return this.#options.poll_interval_ms ?? GEMINI_POLL_INTERVAL_MS;
+  }
+
+  /** The Gemini API cannot cancel a Veo operation: stopping the polls is all there is to do. */
+  protected async cancelUpstream(_job: UpstreamHandle): Promise<void> {}
 
   /**
    * `GET /v1beta/models/{model}` with the key: free, and proves both that the key is accepted and that the
    * model is still offered (Google retires Veo models; a retired one answers 404).
    */
-  async check(signal: AbortSignal): Promise<void> {
+  protected async checkUpstream(signal: AbortSignal): Promise<void> {
     const path = `/v1beta/models/${this.#options.model}`;
     const limit = {
       what: `GET ${path}`,
-      label: this.#label,
+      label: this.label,
       apiKey: this.#options.api_key,
-      dispatcher: this.#context.dispatcher,
+      dispatcher: this.context.dispatcher,
       signal,
     };
     await withinCheckLimit(limit, async (options) => {
@@ -67,65 +66,49 @@ export class GeminiEngine implements Engine {
       const methods = model.supportedGenerationMethods;
       if (Array.isArray(methods) && !methods.includes('predictLongRunning')) {
         throw new Error(
-          `${this.#label}: the model "${this.#options.model}" does not make videos (its methods: ${methods.join(', ')}).`,
+          `${this.label}: the model "${this.#options.model}" does not make videos (its methods: ${methods.join(', ')}).`,
         );
       }
     });
   }
 
-  async render(job: RenderJob, context: RenderContext): Promise<void> {
-    const label = this.#label;
-    const options = this.#callOptions(context);
-    await renderHosted(job, context, {
-      label,
-      apiKey: this.#options.api_key,
-      pollIntervalMs: this.#options.poll_interval_ms ?? GEMINI_POLL_INTERVAL_MS,
-      ffmpegPath: this.#context.ffmpegPath,
-      steps: {
-        submit: async () => {
-          const body = await veoRequest(job, this.#veo, {
-            label,
-            model: this.#options.model,
-            dropUnsupported: this.#options.unsupported_inputs === 'drop',
-          });
-          const answer = await geminiJson<unknown>(
-            {
-              method: 'POST',
-              url: this.#url(`/v1beta/models/${this.#options.model}:predictLongRunning`),
-              headers: { ...this.#headers(), 'content-type': 'application/json' },
-              body: JSON.stringify(body),
-            },
-            'submit',
-            options,
-          );
-          return { id: operationName(answer, label) };
-        },
-        poll: async ({ id }) => {
-          const answer = await geminiJson<unknown>(
-            { method: 'GET', url: this.#url(`/v1beta/${id}`), headers: this.#headers() },
-            'poll',
-            { ...options, dispatcher: pollDispatcherOf(this.#context) },
-          );
-          return veoStatus(answer, label);
-        },
-        // The Gemini API cannot cancel a Veo operation: stopping the polls is all there is to do.
-        cancel: async () => {},
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
+    const options = this.#callOptions(calls);
+    return {
+      submit: async () => {
+        const body = await veoRequest(job, this.#veo, {
+          label: this.label,
+          model: this.#options.model,
+          dropUnsupported: this.#options.unsupported_inputs === 'drop',
+        });
+        const answer = await geminiJson<unknown>(
+          {
+            method: 'POST',
+            url: this.#url(`/v1beta/models/${this.#options.model}:predictLongRunning`),
+            headers: { ...this.#headers(), 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          },
+          'submit',
+          options,
+        );
+        return { id: operationName(answer, this.label) };
+      },
+      poll: async ({ id }) => {
+        const answer = await geminiJson<unknown>(
+          { method: 'GET', url: this.#url(`/v1beta/${id}`), headers: this.#headers() },
+          'poll',
+          Object.assign(this.polling(calls), { model: this.#options.model }),
+        );
+        return veoStatus(answer, this.label);
       },
       download: (uri, path) =>
         downloadVeoVideo({ uri, path, apiKey: this.#options.api_key, baseUrl: this.#baseUrl }, options),
-    });
+    };
   }
 
-  #callOptions(context: Pick<RenderContext, 'signal' | 'deadline'>): GeminiCallOptions {
-    return {
-      label: this.#label,
-      model: this.#options.model,
-      signal: context.signal,
-      get deadline() {
-        return context.deadline;
-      },
-      dispatcher: this.#context.dispatcher,
-    };
+  #callOptions(calls: UpstreamCalls): GeminiCallOptions {
+    // Assigned, not spread: a spread would read the deadline once, here.
+    return Object.assign(this.upstream(calls), { model: this.#options.model });
   }
 
   #headers(): Record<string, string> {

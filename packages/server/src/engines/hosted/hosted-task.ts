@@ -8,7 +8,7 @@
  * retried inside each call (upstream-request.ts). Polls slow down as the job ages (poll-delay.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { TaskFailure } from '../../domain/errors.js';
+import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { pollDelay } from '../poll-delay.js';
 
@@ -21,7 +21,12 @@ export interface HostedStatus<R> {
   /** Set when `succeeded`. */
   readonly result?: R;
   /** Set when `failed`: `refused` for a content-policy or input refusal (`upstream_refused`, never retried). */
-  readonly failure?: { readonly refused: boolean; readonly message: string };
+  readonly failure?: {
+    readonly refused: boolean;
+    readonly message: string;
+    /** The task's error code, where the upstream's failure says more than refused or not (an asset's fault). */
+    readonly code?: TaskErrorCode;
+  };
 }
 
 export interface HostedTaskSteps<R> {
@@ -61,10 +66,14 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
   }
   let ended = false;
   const followed = Date.now();
+  let progress: number | undefined;
   try {
     for (;;) {
       const status = await steps.poll(job);
-      if (status.progress !== undefined) options.onProgress(Math.min(1, Math.max(0, status.progress)));
+      if (status.progress !== undefined) {
+        progress = Math.min(1, Math.max(0, status.progress));
+        options.onProgress(progress);
+      }
       if (status.state === 'succeeded') {
         ended = true;
         if (status.result === undefined) {
@@ -82,15 +91,16 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
           message: status.state === 'cancelled' ? 'the provider cancelled the task' : 'no reason given',
         };
         throw new TaskFailure(
-          failure.refused ? 'upstream_refused' : 'upstream_error',
+          failure.code ?? (failure.refused ? 'upstream_refused' : 'upstream_error'),
           `${label}: ${failure.message}`,
         );
       }
       const remaining = options.deadline - Date.now();
       if (remaining <= 0) {
+        const done = progress === undefined ? '' : ` (${Math.round(progress * 100)}% done)`;
         throw new TaskFailure(
           'timeout',
-          `${label}: the task was still ${status.state} upstream when the task's time limit ran out.`,
+          `${label}: the task was still ${status.state} upstream when the task's time limit ran out${done}.`,
         );
       }
       const delay = pollDelay(options.pollIntervalMs, Date.now() - followed);

@@ -14,15 +14,15 @@
  */
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
+import type { RenderJob } from '../../ports/engine.js';
+import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
-import { renderHosted } from '../hosted/hosted-render.js';
 import { InputTemplate } from '../hosted/input-template.js';
+import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import type { TemplateMapping } from '../hosted/template-values.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import { UpstreamAnswer, type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { UpstreamAnswer, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { predictionInput } from './replicate-input.js';
 import {
   REPLICATE_BASE_URL,
@@ -69,11 +69,8 @@ function refusesInput(problem: Problem): boolean {
   );
 }
 
-export class ReplicateEngine implements Engine {
-  readonly #name: string;
+export class ReplicateEngine extends RemoteJobEngine<string> {
   readonly #options: ReplicateOptions;
-  readonly #context: EngineContext;
-  readonly #label: string;
   readonly #template: InputTemplate;
   readonly #model: ReplicateModel;
   readonly #baseUrl: string;
@@ -81,10 +78,8 @@ export class ReplicateEngine implements Engine {
 
   /** Throws an Error naming the problem when the input template has an unknown placeholder. */
   constructor(name: string, options: ReplicateOptions, context: EngineContext) {
-    this.#name = name;
+    super('replicate', name, context);
     this.#options = options;
-    this.#context = context;
-    this.#label = `replicate engine "${name}"`;
     this.#template = new InputTemplate(options.input);
     this.#model = replicateModel(options.model);
     this.#baseUrl = options.base_url ?? REPLICATE_BASE_URL;
@@ -96,50 +91,47 @@ export class ReplicateEngine implements Engine {
     };
   }
 
-  get name(): string {
-    return this.#name;
+  protected get secret(): string {
+    return this.#options.api_key;
   }
 
-  cancelJob(job: UpstreamHandle): Promise<void> {
+  protected get pollIntervalMs(): number {
+    return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
+  }
+
+  protected cancelUpstream(job: UpstreamHandle): Promise<void> {
     return this.#cancel(job.id);
   }
 
   /** `GET /v1/account` with the key: any answer but 2xx within 10 s is a problem. */
-  async check(signal: AbortSignal): Promise<void> {
+  protected async checkUpstream(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/account'), headers: this.#headers() },
       what: 'GET /v1/account',
-      label: this.#label,
+      label: this.label,
       apiKey: this.#options.api_key,
-      dispatcher: this.#context.dispatcher,
+      dispatcher: this.context.dispatcher,
       signal,
     });
   }
 
-  async render(job: RenderJob, context: RenderContext): Promise<void> {
-    await renderHosted(job, context, {
-      label: this.#label,
-      apiKey: this.#options.api_key,
-      pollIntervalMs: this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS,
-      ffmpegPath: this.#context.ffmpegPath,
-      steps: {
-        submit: async () => {
-          const input = await predictionInput(job, this.#template, this.#mapping, this.#label);
-          const created = await this.#create(input, context);
-          const getUrl = this.#ownUrl(created.getUrl);
-          return { id: created.id, ...(getUrl && { data: { get_url: getUrl.href } }) };
-        },
-        poll: async ({ id, data }) => {
-          const getUrl = data?.get_url ? this.#ownUrl(data.get_url) : undefined;
-          return predictionState(await this.#get(id, getUrl, context));
-        },
-        cancel: ({ id }) => this.#cancel(id),
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
+    return {
+      submit: async () => {
+        const input = await predictionInput(job, this.#template, this.#mapping, this.label);
+        const created = await this.#create(input, calls);
+        const getUrl = this.#ownUrl(created.getUrl);
+        return { id: created.id, ...(getUrl && { data: { get_url: getUrl.href } }) };
       },
-      download: (url, path) => this.#download(url, path, context),
-    });
+      poll: async ({ id, data }) => {
+        const getUrl = data?.get_url ? this.#ownUrl(data.get_url) : undefined;
+        return predictionState(await this.#get(id, getUrl, calls));
+      },
+      download: (url, path) => this.#download(url, path, calls),
+    };
   }
 
-  async #create(input: Record<string, unknown>, context: RenderContext): Promise<Prediction> {
+  async #create(input: Record<string, unknown>, calls: UpstreamCalls): Promise<Prediction> {
     const { owner, name, version } = this.#model;
     const path =
       version === undefined
@@ -155,7 +147,7 @@ export class ReplicateEngine implements Engine {
           headers: { ...this.#headers(), 'content-type': 'application/json' },
           body: JSON.stringify(body),
         },
-        { ...this.#upstreamOptions(context), finalAnswer: (status) => status === 422 || status >= 500 },
+        { ...this.upstream(calls), finalAnswer: (status) => status === 422 || status >= 500 },
       );
       text = await response.body.text();
     } catch (error) {
@@ -186,27 +178,27 @@ export class ReplicateEngine implements Engine {
           : excerpt(answer.body);
       return new TaskFailure(
         refusesInput(problem) ? 'upstream_refused' : 'upstream_error',
-        `${this.#label}: ${what} answered HTTP 422${title}: ${detail}`,
+        `${this.label}: ${what} answered HTTP 422${title}: ${detail}`,
       );
     }
     if (answer.status === 422) {
       return new TaskFailure(
         'upstream_error',
-        `${this.#label}: ${what} answered HTTP 422: ${excerpt(answer.body)}`,
+        `${this.label}: ${what} answered HTTP 422: ${excerpt(answer.body)}`,
       );
     }
     return new TaskFailure(
       'upstream_unavailable',
-      `${this.#label}: ${what} answered HTTP ${answer.status}: ${excerpt(answer.body)} (not sent again: ` +
+      `${this.label}: ${what} answered HTTP ${answer.status}: ${excerpt(answer.body)} (not sent again: ` +
         'Replicate may have created the prediction anyway)',
     );
   }
 
-  async #get(id: string, getUrl: URL | undefined, context: RenderContext): Promise<Prediction> {
+  async #get(id: string, getUrl: URL | undefined, calls: UpstreamCalls): Promise<Prediction> {
     const url = getUrl ?? this.#url(`v1/predictions/${encodeURIComponent(id)}`);
     const answer = await upstreamJson<unknown>(
       { method: 'GET', url, headers: this.#headers() },
-      { ...this.#upstreamOptions(context), dispatcher: pollDispatcherOf(this.#context) },
+      this.polling(calls),
     );
     return this.#prediction(answer, `GET ${url.pathname}`);
   }
@@ -221,10 +213,10 @@ export class ReplicateEngine implements Engine {
           headers: this.#headers(),
         },
         {
-          label: this.#label,
+          label: this.label,
           signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
           deadline: Date.now() + CANCEL_TIMEOUT_MS,
-          dispatcher: this.#context.dispatcher,
+          dispatcher: this.context.dispatcher,
           attemptTimeoutMs: CANCEL_TIMEOUT_MS,
         },
       );
@@ -235,19 +227,19 @@ export class ReplicateEngine implements Engine {
   }
 
   /** The output video, with the key only where the URL is on the API's own host. */
-  async #download(output: string, path: string, context: RenderContext): Promise<void> {
+  async #download(output: string, path: string, calls: UpstreamCalls): Promise<void> {
     const url = URL.canParse(output) ? new URL(output) : undefined;
     if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.#label}: the prediction's output is not a video URL: ${excerpt(output).slice(0, 100)}`,
+        `${this.label}: the prediction's output is not a video URL: ${excerpt(output).slice(0, 100)}`,
       );
     }
     const ownHost = url.origin === new URL(this.#baseUrl).origin;
     await fetchUpstreamFile(
       { method: 'GET', url, headers: ownHost ? this.#headers() : {} },
       path,
-      this.#upstreamOptions(context),
+      this.upstream(calls),
     );
   }
 
@@ -257,7 +249,7 @@ export class ReplicateEngine implements Engine {
     const text = typeof answer === 'string' ? answer : (JSON.stringify(answer) ?? String(answer));
     throw new TaskFailure(
       'upstream_error',
-      `${this.#label}: ${what} answered something that is not a prediction: ${excerpt(text)}`,
+      `${this.label}: ${what} answered something that is not a prediction: ${excerpt(text)}`,
     );
   }
 
@@ -271,17 +263,6 @@ export class ReplicateEngine implements Engine {
     } catch {
       return undefined;
     }
-  }
-
-  #upstreamOptions(context: RenderContext): UpstreamOptions {
-    return {
-      label: this.#label,
-      signal: context.signal,
-      get deadline() {
-        return context.deadline;
-      },
-      dispatcher: this.#context.dispatcher,
-    };
   }
 
   #headers(): Record<string, string> {

@@ -7,13 +7,13 @@
  * `GET /v1/organization`, which costs no credits.
  */
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
-import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
+import type { RenderJob } from '../../ports/engine.js';
+import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
-import { renderHosted } from '../hosted/hosted-render.js';
+import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import { type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { RUNWAY_API_VERSION, RUNWAY_BASE_URL, type RunwayOptions } from './runway-options.js';
 import { runwayCreateRequest } from './runway-request.js';
 import { createdTaskId, runwayTaskStatus } from './runway-task.js';
@@ -22,86 +22,71 @@ import { createdTaskId, runwayTaskStatus } from './runway-task.js';
 const DEFAULT_POLL_INTERVAL_MS = 5000;
 const CANCEL_TIMEOUT_MS = 5000;
 
-export class RunwayEngine implements Engine {
-  readonly #name: string;
+export class RunwayEngine extends RemoteJobEngine<string> {
   readonly #options: RunwayOptions;
-  readonly #context: EngineContext;
-  readonly #label: string;
   readonly #base: string;
 
   constructor(name: string, options: RunwayOptions, context: EngineContext) {
-    this.#name = name;
+    super('runway', name, context);
     this.#options = options;
-    this.#context = context;
-    this.#label = `runway engine "${name}"`;
     this.#base = options.base_url ?? RUNWAY_BASE_URL;
   }
 
-  get name(): string {
-    return this.#name;
+  protected get secret(): string {
+    return this.#options.api_key;
   }
 
-  cancelJob(job: UpstreamHandle): Promise<void> {
+  protected get pollIntervalMs(): number {
+    return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
+  }
+
+  protected cancelUpstream(job: UpstreamHandle): Promise<void> {
     return this.#cancel(job.id);
   }
 
   /** `GET /v1/organization` with the key and version: any answer but 2xx within 10 s is a problem. */
-  async check(signal: AbortSignal): Promise<void> {
+  protected async checkUpstream(signal: AbortSignal): Promise<void> {
     await upstreamCheck({
       call: { method: 'GET', url: this.#url('v1/organization'), headers: this.#headers() },
       what: 'GET /v1/organization',
-      label: this.#label,
+      label: this.label,
       apiKey: this.#options.api_key,
-      dispatcher: this.#context.dispatcher,
+      dispatcher: this.context.dispatcher,
       signal,
     });
   }
 
-  async render(job: RenderJob, context: RenderContext): Promise<void> {
-    const upstream: UpstreamOptions = {
-      label: this.#label,
-      signal: context.signal,
-      get deadline() {
-        return context.deadline;
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
+    const upstream = this.upstream(calls);
+    return {
+      submit: async () => {
+        const request = await runwayCreateRequest(job, {
+          engine: this.name,
+          label: this.label,
+          model: this.#options.model,
+          drop: this.#options.unsupported_inputs === 'drop',
+        });
+        const answer = await upstreamJson<unknown>(
+          {
+            method: 'POST',
+            url: this.#url(request.path),
+            headers: { ...this.#headers(), 'content-type': 'application/json' },
+            body: JSON.stringify(request.body),
+          },
+          upstream,
+        );
+        return { id: createdTaskId(answer, `POST /${request.path}`, this.label) };
       },
-      dispatcher: this.#context.dispatcher,
-    };
-    await renderHosted(job, context, {
-      label: this.#label,
-      apiKey: this.#options.api_key,
-      pollIntervalMs: this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS,
-      ffmpegPath: this.#context.ffmpegPath,
-      steps: {
-        submit: async () => {
-          const request = await runwayCreateRequest(job, {
-            engine: this.#name,
-            label: this.#label,
-            model: this.#options.model,
-            drop: this.#options.unsupported_inputs === 'drop',
-          });
-          const answer = await upstreamJson<unknown>(
-            {
-              method: 'POST',
-              url: this.#url(request.path),
-              headers: { ...this.#headers(), 'content-type': 'application/json' },
-              body: JSON.stringify(request.body),
-            },
-            upstream,
-          );
-          return { id: createdTaskId(answer, `POST /${request.path}`, this.#label) };
-        },
-        poll: async ({ id }) => {
-          const answer = await upstreamJson<unknown>(
-            { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() },
-            { ...upstream, dispatcher: pollDispatcherOf(this.#context) },
-          );
-          return runwayTaskStatus(answer, 'GET /v1/tasks/{id}', this.#label);
-        },
-        cancel: ({ id }) => this.#cancel(id),
+      poll: async ({ id }) => {
+        const answer = await upstreamJson<unknown>(
+          { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() },
+          this.polling(calls),
+        );
+        return runwayTaskStatus(answer, 'GET /v1/tasks/{id}', this.label);
       },
       // The link is signed and on Runway's CDN: the key is not sent with it.
       download: (url, path) => fetchUpstreamFile({ method: 'GET', url }, path, upstream),
-    });
+    };
   }
 
   /**
@@ -113,10 +98,10 @@ export class RunwayEngine implements Engine {
       const response = await upstreamRequest(
         { method: 'DELETE', url: this.#taskUrl(id), headers: this.#headers() },
         {
-          label: this.#label,
+          label: this.label,
           signal: AbortSignal.timeout(CANCEL_TIMEOUT_MS),
           deadline: Date.now() + CANCEL_TIMEOUT_MS,
-          dispatcher: this.#context.dispatcher,
+          dispatcher: this.context.dispatcher,
           attemptTimeoutMs: CANCEL_TIMEOUT_MS,
         },
       );
