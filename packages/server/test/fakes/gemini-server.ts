@@ -201,6 +201,8 @@ export class FakeGeminiServer {
   readonly requests: RecordedRequest[] = [];
   /** Outcomes of the next submits, in turn; a plain video once they run out. */
   readonly outcomes: VeoOutcome[] = [];
+  /** The API names its files on this origin instead of its own (a proxy's view of them). */
+  urlOrigin: string | undefined;
   readonly failures: InjectedFailure[] = [];
   /** Polls an operation takes to be done. */
   pollsToFinish = 2;
@@ -632,7 +634,9 @@ export class FakeGeminiServer {
       response: {
         '@type': RESPONSE_TYPE,
         generateVideoResponse: {
-          generatedSamples: [{ video: { uri: `${this.url}/v1beta/files/${file.id}:download?alt=media` } }],
+          generatedSamples: [
+            { video: { uri: `${this.urlOrigin ?? this.url}/v1beta/files/${file.id}:download?alt=media` } },
+          ],
         },
       },
     };
@@ -645,7 +649,9 @@ export class FakeGeminiServer {
     const file = this.#files.get(id);
     // (choice) an unknown or expired file.
     if (!file || this.#expired(file)) throw googleError(404, 'NOT_FOUND', 'Requested entity was not found.');
-    const storage = this.#options.storageHost ? `http://${this.#options.storageHost}:${this.port}` : this.url;
+    const storage = this.#options.storageHost
+      ? `http://${this.#options.storageHost}:${this.port}`
+      : (this.urlOrigin ?? this.url);
     return `${storage}/blobs/${file.id}?token=${file.token}`;
   }
 
