@@ -37,6 +37,7 @@ import {
   sendConnectionError,
   sendError,
 } from './error-handler.js';
+import { lingerBeforeClosing } from './lingering-close.js';
 import { openApiRoutes, registerOpenApi } from './openapi.js';
 import { type RateLimitSettings, withRateLimit } from './rate-limit.js';
 import { apiReferenceRoutes } from './routes/api-reference.js';
@@ -176,6 +177,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       : {}),
   }) as unknown as FastifyInstance;
   registerBodyParsers(app, { bodyLimit: deps.maxOtherBodyBytes ?? 64 * 1024 });
+  lingerBeforeClosing(app);
   const bodies =
     deps.bodiesInFlight &&
     new BodiesInFlight(deps.bodiesInFlight, deps.maxOtherBodyBytes ?? 64 * 1024, (held, bytes) => {
