@@ -322,6 +322,30 @@ describe('answers outside the routes', () => {
     assert.equal((await exchange(server.url, 'GET /healthz HTTP/1.0\r\n\r\n')).status, 200);
   });
 
+  it('a path no route has: 404 not_found whatever the type of its body, before the body is judged', async () => {
+    const bodies: [string, string][] = [
+      [
+        'multipart/form-data; boundary=x',
+        '--x\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\npng\r\n--x--\r\n',
+      ],
+      ['text/plain', 'a paper boat'],
+      ['application/x-www-form-urlencoded', 'model=videogen-2.0-text-to-video'],
+      ['application/octet-stream', 'binary'],
+      ['application/json', '{"not json'],
+      ['application/json', JSON.stringify({ padding: 'x'.repeat(2 * 1024 * 1024) })],
+    ];
+    for (const [type, body] of bodies) {
+      for (const [method, path] of [
+        ['POST', '/v1/uploads'],
+        ['PUT', '/v1/videos/generations'],
+      ] as const) {
+        const answer = await api.request(method, path, { rawBody: body, headers: { 'content-type': type } });
+        assertError(answer, 404, 'not_found');
+        assert.equal((answer.body as ErrorBody).error.message, `No route for ${method} ${path}.`, type);
+      }
+    }
+  });
+
   it('answers once a request whose unread body then breaks the parser', async () => {
     // Refused for its type before its body is read; the body (of a transfer coding Node cannot read) then
     // fails to parse. That failure is the same request's: a second answer would be an answer to nothing.

@@ -246,6 +246,12 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       );
       return;
     }
+    // A path no route has is not found whatever its body: answered before the body is read, whose type or size
+    // would otherwise be judged first (a 415 for a form, a 413).
+    if (request.is404) {
+      notFoundHandler(request, reply);
+      return;
+    }
     if (bodies && !bodies.admit(request, reply)) {
       sendError(
         reply,
