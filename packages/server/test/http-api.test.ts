@@ -346,6 +346,34 @@ describe('answers outside the routes', () => {
     }
   });
 
+  it('a valid request and a malformed one sent in one go: both answered, in order', async () => {
+    const { hostname, port } = new URL(server.url);
+    const socket = connect(Number(port), hostname);
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    const body = JSON.stringify(TEXT);
+    socket.write(
+      `POST /v1/videos/generations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${api.key}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}` +
+        'GET /v1/tasks HTTP/1.1\r\nHost x\r\n\r\n',
+    );
+    await once(socket, 'close');
+    const answers = Buffer.concat(chunks)
+      .toString('utf8')
+      .split(/(?=HTTP\/1\.1 )/);
+    assert.deepEqual(
+      answers.map((answer) => answer.split('\r\n')[0]),
+      ['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request'],
+    );
+    const [created = '', refused = ''] = answers;
+    const task = JSON.parse(created.split('\r\n\r\n')[1] ?? '') as PublicTask;
+    assert.equal((await api.get(task.id)).status, 200);
+    const error = (JSON.parse(refused.split('\r\n\r\n')[1] ?? '') as ErrorBody).error;
+    assert.equal(error.code, 'malformed_request');
+    assert.notEqual(error.request_id, /x-request-id: (\S+)/.exec(created)?.[1], 'each answer its own id');
+  });
+
   it('answers once a request whose unread body then breaks the parser', async () => {
     // Refused for its type before its body is read; the body (of a transfer coding Node cannot read) then
     // fails to parse. That failure is the same request's: a second answer would be an answer to nothing.

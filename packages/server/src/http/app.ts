@@ -129,8 +129,8 @@ const newRequestId = () => `req_${pooledRandomBytes(12).toString('base64url')}`;
 
 export function buildApp(deps: AppDependencies): FastifyInstance {
   const { timeouts } = deps;
-  // The last request on each connection: a client error in it (its body) is answered under its id, and not at
-  // all once its answer has begun; one after it, complete and answered, is a new request's.
+  // The latest request on each connection: a client error in its body is answered under its id, and not at all
+  // once its answer has begun; one after it is a new request's, answered after it.
   const requests = new WeakMap<Socket, { id: string; request: IncomingMessage; response: ServerResponse }>();
   const app = Fastify({
     loggerInstance: deps.logger,
@@ -146,11 +146,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     clientErrorHandler: createClientErrorHandler({
       log: deps.logger,
       newRequestId,
-      current: (socket) => {
-        const last = requests.get(socket);
-        if (!last || (last.response.writableFinished && last.request.complete)) return undefined;
-        return { id: last.id, answering: last.response.headersSent };
-      },
+      latest: (socket) => requests.get(socket),
     }),
     // The drain hook below answers instead, in the error shape; Fastify's own 503 has a body of its own.
     return503OnClosing: false,

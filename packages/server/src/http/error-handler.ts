@@ -2,8 +2,9 @@
  * Every non-2xx answer has the body `{ error: { code, message, type, param?, request_id } }`
  * (docs/decisions.md#errors).
  */
-import { maxHeaderSize, STATUS_CODES } from 'node:http';
+import { type IncomingMessage, maxHeaderSize, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { finished } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import {
@@ -227,43 +228,59 @@ const CLIENT_ERRORS: Record<string, { code: ConnectionErrorCode; message: string
 /**
  * The HTTP server's `clientError`: a request Node's parser refused or that did not arrive in time. There is
  * no request or reply object, so the answer, in the error shape with a request id of its own, is written to
- * the socket, unless an answer to the request has begun (writing then would corrupt it).
+ * the socket, after the answers to the requests before it on the connection (a client may send several in one
+ * go), unless it is an error in the body of a request whose answer has begun (writing then would corrupt it).
  */
 export function createClientErrorHandler(deps: {
   log: Logger;
   newRequestId: () => string;
-  /**
-   * The request this connection is on, once its headers were read, until its answer has ended and its body was
-   * read to the end (a body left unread, as after an early 415, is still that request's: an error in it must
-   * not be answered a second time).
-   */
-  current: (socket: Socket) => { readonly id: string; readonly answering: boolean } | undefined;
+  /** The latest request on this connection that reached the routes, with its answer. */
+  latest: (
+    socket: Socket,
+  ) => { readonly id: string; request: IncomingMessage; response: ServerResponse } | undefined;
 }): (error: Error & { code?: string }, socket: Socket) => void {
+  /** Connections refused already: Node's parser, once it failed, fails again on every later read. */
+  const refused = new WeakSet<Socket>();
   return (error, socket) => {
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (error.code === 'ECONNRESET' || socket.destroyed || refused.has(socket)) return;
+    refused.add(socket);
     const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
     const { code, message } = known ?? {
       code: 'malformed_request' as const,
       message: 'The request is not valid HTTP/1.1.',
     };
     const status = CONNECTION_ERRORS[code].status;
-    const current = deps.current(socket);
-    const requestId = current?.id ?? deps.newRequestId();
+    const latest = deps.latest(socket);
+    // The latest request's body not all read (arriving, or left unread after an early answer such as a 415): the
+    // error is in it, and belongs to it. Otherwise it is in a request after it, not yet announced.
+    const inBody = latest !== undefined && !latest.request.complete;
+    const requestId = inBody ? latest.id : deps.newRequestId();
     deps.log.info({ request_id: requestId, status, reason: error.code ?? error.message }, 'request refused');
-    if (!socket.writable || current?.answering) {
+    if (!socket.writable || (inBody && latest.response.headersSent)) {
       socket.destroy();
       return;
     }
     const body = JSON.stringify(connectionErrorBody(code, message, requestId));
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
-        `content-type: application/json; charset=utf-8\r\n` +
-        `content-length: ${Buffer.byteLength(body)}\r\n` +
-        `x-request-id: ${requestId}\r\n` +
-        'connection: close\r\n\r\n' +
-        body,
-    );
-    // end() only half-closes; a client that never stops sending would hold the socket open.
-    socket.once('finish', () => socket.destroy());
+    const answer = () => {
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+          `content-type: application/json; charset=utf-8\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\n` +
+          `x-request-id: ${requestId}\r\n` +
+          'connection: close\r\n\r\n' +
+          body,
+      );
+      // end() only half-closes; a client that never stops sending would hold the socket open.
+      socket.once('finish', () => socket.destroy());
+    };
+    if (inBody || !latest || latest.response.writableFinished) {
+      answer();
+      return;
+    }
+    // Node writes the answers to a connection's requests in order, each once the one before it has ended: once the
+    // latest has, all have. One that closed the connection leaves nothing to answer on.
+    finished(latest.response, () => {
+      if (socket.writable) answer();
+    });
   };
 }
