@@ -425,6 +425,193 @@ describe('dashboard routes', () => {
     await browser.request('POST', '/dashboard/api/limits', { monthly_video_seconds: null });
   });
 
+  it('checks every body as /v1 does: a value of another type or an unknown field is refused, nothing is coerced', async () => {
+    const browser = new Browser(server.url);
+    await browser.signIn('ada@example.com', PASSWORD);
+    const made = await browser.request<{ api_key: { id: string } }>('POST', '/dashboard/api/keys', {
+      name: 'strict',
+      environment: 'development',
+      monthly_video_seconds: 60,
+    });
+    const keyId = made.body.api_key.id;
+    const accountLimits = (await browser.request('GET', '/dashboard/api/limits')).body.limits;
+
+    const refusals: [string, string, Record<string, unknown>, string, string][] = [
+      [
+        'POST',
+        '/dashboard/api/sign-in',
+        { email: ['ada@example.com'], password: PASSWORD },
+        'invalid_parameter',
+        'email',
+      ],
+      [
+        'POST',
+        '/dashboard/api/sign-in',
+        { email: 'ada@example.com', password: true },
+        'invalid_parameter',
+        'password',
+      ],
+      ['POST', '/dashboard/api/sign-in', { email: 'ada@example.com' }, 'missing_parameter', 'password'],
+      [
+        'POST',
+        '/dashboard/api/sign-in',
+        { email: 'ada@example.com', password: PASSWORD, remember: true },
+        'unknown_parameter',
+        'remember',
+      ],
+      [
+        'PUT',
+        '/dashboard/api/session/environment',
+        { environment: ['production'] },
+        'invalid_parameter',
+        'environment',
+      ],
+      [
+        'PUT',
+        '/dashboard/api/session/environment',
+        { environment: 'production', tab: 1 },
+        'unknown_parameter',
+        'tab',
+      ],
+      [
+        'POST',
+        '/dashboard/api/keys',
+        { name: true, environment: 'development', monthly_video_seconds: 5 },
+        'invalid_parameter',
+        'name',
+      ],
+      [
+        'POST',
+        '/dashboard/api/keys',
+        { name: 'coerced', environment: 'development', monthly_video_seconds: true },
+        'invalid_parameter',
+        'monthly_video_seconds',
+      ],
+      [
+        'POST',
+        '/dashboard/api/keys',
+        { name: 'coerced', environment: ['development'] },
+        'invalid_parameter',
+        'environment',
+      ],
+      [
+        'POST',
+        '/dashboard/api/keys',
+        { name: 'coerced', environment: 'development', monthly_budget: '5' },
+        'invalid_parameter',
+        'monthly_budget',
+      ],
+      [
+        'POST',
+        '/dashboard/api/keys',
+        { name: 'coerced', environment: 'development', colour: 'red' },
+        'unknown_parameter',
+        'colour',
+      ],
+      ['POST', '/dashboard/api/keys', { environment: 'development' }, 'missing_parameter', 'name'],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/rotate`,
+        { grace_period_hours: '24' },
+        'invalid_parameter',
+        'grace_period_hours',
+      ],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/rotate`,
+        { grace_period_hours: true },
+        'invalid_parameter',
+        'grace_period_hours',
+      ],
+      ['POST', `/dashboard/api/keys/${keyId}/rotate`, {}, 'missing_parameter', 'grace_period_hours'],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/rotate`,
+        { grace_period_hours: 1, notify: true },
+        'unknown_parameter',
+        'notify',
+      ],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/limits`,
+        { monthly_video_seconds: true },
+        'invalid_parameter',
+        'monthly_video_seconds',
+      ],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/limits`,
+        { monthly_video_seconds: '10' },
+        'invalid_parameter',
+        'monthly_video_seconds',
+      ],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/limits`,
+        { monthly_budget: [5] },
+        'invalid_parameter',
+        'monthly_budget',
+      ],
+      [
+        'POST',
+        `/dashboard/api/keys/${keyId}/limits`,
+        { monthly_seconds: 10 },
+        'unknown_parameter',
+        'monthly_seconds',
+      ],
+      [
+        'POST',
+        '/dashboard/api/limits',
+        { monthly_video_seconds: false },
+        'invalid_parameter',
+        'monthly_video_seconds',
+      ],
+      ['POST', '/dashboard/api/limits', { monthly_budget: '' }, 'invalid_parameter', 'monthly_budget'],
+      [
+        'POST',
+        '/dashboard/api/limits',
+        { monthly_video_seconds: 10, currency: 'EUR' },
+        'unknown_parameter',
+        'currency',
+      ],
+    ];
+    for (const [method, path, body, code, param] of refusals) {
+      const what = `${method} ${path} ${JSON.stringify(body)}`;
+      const answer = await browser.request(method, path, body);
+      assert.equal(answer.status, 400, `${what}: ${JSON.stringify(answer.body)}`);
+      const error = answer.body.error as Record<string, unknown>;
+      assert.deepEqual(
+        { code: error.code, type: error.type, param: error.param, request_id: error.request_id },
+        {
+          code,
+          type: 'invalid_request_error',
+          param,
+          request_id: answer.headers.get('x-request-id'),
+        },
+        what,
+      );
+      assert.ok(
+        typeof error.message === 'string' && error.message.includes(param),
+        `${what}: ${error.message}`,
+      );
+    }
+
+    // Nothing changed: no key was made, the key kept its limit and did not rotate, nor did the account's.
+    const keys = (await browser.request<{ data: Record<string, unknown>[] }>('GET', '/dashboard/api/keys'))
+      .body.data;
+    assert.deepEqual(
+      keys.filter((key) => key.name === 'true' || key.name === 'coerced'),
+      [],
+    );
+    const strict = keys.filter((key) => key.name === 'strict');
+    assert.deepEqual(
+      strict.map((key) => [key.id, key.monthly_video_seconds, key.monthly_budget, key.expires_at]),
+      [[keyId, 60, null, null]],
+    );
+    assert.deepEqual((await browser.request('GET', '/dashboard/api/limits')).body.limits, accountLimits);
+    assert.equal((await browser.request('GET', '/dashboard/api/session')).body.environment, 'development');
+  });
+
   it('reveals and rotates the webhook signing secret the service signs with', async () => {
     const browser = new Browser(server.url);
     await browser.signIn('ada@example.com', PASSWORD);

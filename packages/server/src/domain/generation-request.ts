@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
-import { TypeCompiler, type ValueError, ValueErrorType } from '@sinclair/typebox/compiler';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { refuseControlCharacters } from './control-characters.js';
 import { ApiError } from './errors.js';
 import {
@@ -22,6 +22,7 @@ import {
   type ModelDefinition,
   modelsAccepting,
 } from './models.js';
+import { schemaError } from './schema-errors.js';
 
 export const PROMPT_MAX_LENGTH = 5000;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
@@ -88,32 +89,6 @@ export interface ValidGeneration {
 const checker = TypeCompiler.Compile(GenerationRequestSchema);
 const KNOWN_FIELDS = new Set(Object.keys(GenerationRequestSchema.properties));
 const ASSET_FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
-
-function fieldOf(error: ValueError): string {
-  return error.path
-    .split('/')
-    .filter(Boolean)
-    .join('.')
-    .replace(/\.(\d+)/g, '[$1]');
-}
-
-function schemaError(error: ValueError): ApiError {
-  const param = fieldOf(error);
-  if (error.type === ValueErrorType.ObjectRequiredProperty) {
-    return new ApiError('missing_parameter', `${param} is required.`, { param });
-  }
-  const allowed = error.schema.anyOf as { const: string }[] | undefined;
-  if (allowed) {
-    return new ApiError(
-      'invalid_parameter',
-      `${param} must be one of ${allowed.map((s) => s.const).join(', ')}.`,
-      {
-        param,
-      },
-    );
-  }
-  return new ApiError('invalid_parameter', `${param}: ${error.message.toLowerCase()}.`, { param });
-}
 
 /**
  * The one rule for every http(s) URL of a request (assets and callback_url): no `user:password@`. The URL is
@@ -243,8 +218,7 @@ export function parseGenerationRequest(
     );
   }
   // The compiled check first: walking the errors of a valid body costs several times as much.
-  const first = checker.Check(record) ? undefined : checker.Errors(record).First();
-  if (first) throw schemaError(first);
+  if (!checker.Check(record)) throw schemaError(checker.Errors(record));
   const valid = record as GenerationRequestBody;
 
   const prompt = valid.prompt.trim();

@@ -58,6 +58,7 @@ import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
 import { usageRoutes } from './routes/usage.js';
+import { strictValidatorCompiler } from './strict-validation.js';
 
 export interface ApiDependencies {
   /** Which API key a request's Bearer secret is. */
@@ -180,7 +181,10 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       deps.metrics.httpBodiesInFlight.set(held);
       deps.metrics.httpBodyBytesInFlight.set(bytes);
     });
+  // No route's schema coerces a value or drops a field it does not know (the /v1 routes check their own).
+  app.setValidatorCompiler(strictValidatorCompiler);
   endConnectionsOnClose(app);
+  lingerBeforeClosing(app);
 
   // One line per request. The path is logged without its query string: result links carry signatures.
   const logRequest = (request: FastifyRequest, reply: FastifyReply, closedEarly: boolean) =>

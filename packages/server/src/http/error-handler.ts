@@ -73,6 +73,12 @@ function describeBytes(bytes: number): string {
 }
 
 function toApiError(error: FastifyError, request: FastifyRequest): ApiError | undefined {
+  if (
+    error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    (error.validationContext === 'body' && request.body === undefined)
+  ) {
+    return emptyBody();
+  }
   if (error instanceof ApiError) return error;
   const code = error.code ? FRAMEWORK_ERRORS[error.code] : undefined;
   if (code === 'unsupported_media_type') return unsupportedMediaType(request);
@@ -84,12 +90,6 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError | un
         ? `The request body is larger than this endpoint accepts (${describeBytes(limit)}).`
         : 'The request body is too large.',
     );
-  }
-  if (
-    error.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
-    (code === 'invalid_parameter' && error.validationContext === 'body' && request.body === undefined)
-  ) {
-    return emptyBody();
   }
   if (code === 'invalid_json' || (error instanceof SyntaxError && error.statusCode === 400)) {
     return new ApiError('invalid_json', 'The request body is not valid JSON.');

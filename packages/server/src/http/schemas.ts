@@ -340,6 +340,14 @@ export const AUTHENTICATED_ERRORS: readonly ApiErrorCode[] = [
  * other writers, or no space is left (both `503` with `Retry-After`).
  */
 export const WRITE_ERRORS: readonly ApiErrorCode[] = ['overloaded', 'storage_full'];
+/** The codes of a body checked against its route's schema (strict-validation.ts) with fields it requires. */
+export const FIELD_ERRORS: readonly ApiErrorCode[] = [
+  'missing_parameter',
+  'invalid_parameter',
+  'unknown_parameter',
+];
+/** The same for a body that requires no field: a change of limits. */
+export const LIMIT_ERRORS: readonly ApiErrorCode[] = ['invalid_parameter', 'unknown_parameter'];
 /** The codes a route that reads a JSON body can answer with, besides its own. */
 export const BODY_ERRORS: readonly ApiErrorCode[] = [
   'invalid_json',

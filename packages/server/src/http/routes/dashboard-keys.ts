@@ -8,7 +8,14 @@ import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import { NO_LIMITS } from '../../domain/usage.js';
 import { fromPublicLimits, type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
+import {
+  BODY_ERRORS,
+  DASHBOARD_SECURITY,
+  errorResponses,
+  FIELD_ERRORS,
+  LIMIT_ERRORS,
+  WRITE_ERRORS,
+} from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 /** The longest grace period a rotation may give the old key: 30 days. */
@@ -90,7 +97,7 @@ export function dashboardKeyRoutes(
         body: CreateKeySchema,
         response: {
           201: NewKeySchema,
-          ...errorResponses('invalid_parameter', ...CHANGE_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(...FIELD_ERRORS, ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },
@@ -155,7 +162,7 @@ export function dashboardKeyRoutes(
         ),
         response: {
           201: Type.Object({ key: Type.String(), api_key: ApiKeySchema, previous: ApiKeySchema }),
-          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(...FIELD_ERRORS, 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },
@@ -187,7 +194,7 @@ export function dashboardKeyRoutes(
         body: LimitsChangeSchema,
         response: {
           200: Type.Object({ api_key: ApiKeySchema }),
-          ...errorResponses('invalid_parameter', 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(...LIMIT_ERRORS, 'api_key_not_found', ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },

@@ -3,7 +3,6 @@ import { Type } from '@sinclair/typebox';
 import { ApiError } from '../../domain/errors.js';
 import { LimitError } from '../../usage/usage-limits.js';
 
-// Null first: Fastify's Ajv coerces types, and would turn a null into 0 for a number branch tried before it.
 const VideoSeconds = Type.Union([Type.Null(), Type.Integer({ minimum: 0 })], {
   description: 'Seconds of video a month (UTC calendar month); null: no limit.',
 });

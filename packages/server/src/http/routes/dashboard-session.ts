@@ -6,7 +6,7 @@ import { ApiError, type ApiErrorCode } from '../../domain/errors.js';
 import { ENVIRONMENTS, type Environment } from '../../domain/task.js';
 import type { DashboardSession } from '../../ports/store.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, FIELD_ERRORS, WRITE_ERRORS } from '../schemas.js';
 import { clearSessionCookie, sessionToken, setSessionCookie } from '../session-cookie.js';
 
 const EnvironmentSchema = Type.Union(ENVIRONMENTS.map((env) => Type.Literal(env)));
@@ -77,7 +77,7 @@ export function dashboardSessionRoutes(
         response: {
           200: SessionSchema,
           ...errorResponses(
-            'invalid_parameter',
+            ...FIELD_ERRORS,
             'invalid_credentials',
             'rate_limited',
             'internal_error',
@@ -171,7 +171,7 @@ export function dashboardSessionRoutes(
         body: Type.Object({ environment: EnvironmentSchema }, { additionalProperties: false }),
         response: {
           200: SessionSchema,
-          ...errorResponses('invalid_parameter', ...CHANGE_ERRORS, ...BODY_ERRORS),
+          ...errorResponses(...FIELD_ERRORS, ...CHANGE_ERRORS, ...BODY_ERRORS),
         },
       },
     },

@@ -10,7 +10,7 @@ import { nextMonthStart } from '../../domain/usage.js';
 import { type PublicLimits, toPublicLimits } from '../../usage/usage-limits.js';
 import type { UsageService } from '../../usage/usage-service.js';
 import { signedInSession } from '../authentication.js';
-import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, WRITE_ERRORS } from '../schemas.js';
+import { BODY_ERRORS, DASHBOARD_SECURITY, errorResponses, LIMIT_ERRORS, WRITE_ERRORS } from '../schemas.js';
 import { LimitsChangeSchema, LimitsSchema, limitsChange } from './dashboard-limits.js';
 
 const FiguresSchema = Type.Object({
@@ -86,7 +86,7 @@ export function dashboardUsageRoutes(
         response: {
           200: AccountLimitsSchema,
           ...errorResponses(
-            'invalid_parameter',
+            ...LIMIT_ERRORS,
             'invalid_csrf_token',
             ...READ_ERRORS,
             ...WRITE_ERRORS,
