@@ -9,10 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { TaskRecord } from '../src/domain/task.js';
+import type { TaskStore } from '../src/ports/store.js';
+import { PgStore } from '../src/store/pg-store.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { FakeArkServer } from './fakes/ark-server.js';
 import { Api } from './helpers/api.js';
 import { writeArkEnginesFile } from './helpers/ark-engines-file.js';
+import { CuttableTcpProxy } from './helpers/cuttable-tcp-proxy.js';
+import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
 import { until } from './helpers/until.js';
 
@@ -49,7 +53,7 @@ function enginesFile(options: Readonly<Record<string, number>> = {}): Promise<st
 
 /** Every task once `done` holds for all of them (what is awaited happens; nothing is waited out). */
 function allOnce(
-  store: SqliteStore,
+  store: Pick<TaskStore, 'getTask'>,
   ids: readonly string[],
   what: string,
   done: (task: TaskRecord) => boolean,
@@ -65,7 +69,7 @@ function allOnce(
 }
 
 /** Creates a task and waits until its job is accepted upstream and stored. */
-async function acceptedJob(api: Api, store: SqliteStore, prompt: string) {
+async function acceptedJob(api: Api, store: Pick<TaskStore, 'getTask'>, prompt: string) {
   const { body } = await api.create({ model: MODEL, prompt, duration: 4, quality: '480p' });
   const [task] = await allOnce(store, [body.id], 'the job accepted upstream', (t) => Boolean(t.upstreamJob));
   const job = task?.upstreamJob;
@@ -268,4 +272,69 @@ describe("a remote job's time limit", () => {
       await store.close();
     }
   });
+});
+
+describe('a store outage mid-job (PostgreSQL)', async () => {
+  const schemas = freshSchemas();
+  const options = await postgresSuite();
+
+  it(
+    'loses no job and submits none again: the jobs resume once the database is back, and complete',
+    options,
+    async () => {
+      ark.outcome = 'never-finish';
+      const database = new URL(TEST_DATABASE_URL);
+      const proxy = await CuttableTcpProxy.start({
+        host: database.hostname,
+        port: Number(database.port || 5432),
+      });
+      const schema = schemas();
+      const throughProxy = new URL(TEST_DATABASE_URL);
+      throughProxy.hostname = '127.0.0.1';
+      throughProxy.port = String(proxy.port);
+      const leaseSeconds = 2;
+      const start = await starter(join(dir, 'outage'), {
+        VIDEOGEN_DATABASE_URL: throughProxy.href,
+        VIDEOGEN_DATABASE_SCHEMA: schema,
+        VIDEOGEN_LEASE_SECONDS: String(leaseSeconds),
+      });
+      const server = await start();
+      const store = new PgStore({ connectionString: TEST_DATABASE_URL, schema, poolSize: 2 });
+      try {
+        const key = await server.firstKey();
+        const api = new Api(server.url, key);
+        const jobs = [
+          await acceptedJob(api, store, 'a kite in the outage'),
+          await acceptedJob(api, store, 'another kite in the outage'),
+        ];
+        const submitted = ark.creates.length;
+        // The database goes away for longer than the leases: every connection reset, none taken.
+        proxy.cut();
+        const cutAt = Date.now();
+        await until(() => Date.now() > cutAt + 3 * leaseSeconds * 1000, 'the outage outlasting the leases', {
+          timeoutMs: 60_000,
+          intervalMs: 100,
+        });
+        proxy.restore();
+        ark.outcome = 'succeed';
+        for (const job of jobs) {
+          const final = await api.waitForFinal(job.taskId, 120_000);
+          assert.equal(final.status, 'completed', JSON.stringify(final.error));
+          assert.equal((await store.getTask(job.taskId))?.upstreamJob?.id, job.jobId, 'the same job');
+        }
+        assert.equal(server.child.exitCode, null, 'the server rode the outage out');
+        assert.equal(ark.creates.length, submitted, 'no job submitted again');
+        const jobIds = new Set(jobs.map((job) => job.jobId));
+        assert.deepEqual(
+          ark.deletes.filter((deleted) => jobIds.has(deleted.id)),
+          [],
+          'nothing cancelled upstream',
+        );
+      } finally {
+        await server.stop('SIGKILL');
+        await store.close();
+        await proxy.close();
+      }
+    },
+  );
 });
