@@ -45,6 +45,7 @@ const TABLES = [
   'accounts',
   'api_keys',
   'dashboard_sessions',
+  'deleted_task_upstream_jobs',
   'engine_circuits',
   'files',
   'idempotency_keys',

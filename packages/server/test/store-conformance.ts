@@ -786,6 +786,45 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           );
         }));
 
+      it("still hands out a failed task's upstream job once after the task is deleted, by its client or by retention", () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const options = routing(new Map([[TEXT, routeOf(['ark'])]]));
+          const ids: string[] = [];
+          for (let i = 0; i < 2; i++) {
+            await addTask(store, scope, TEXT);
+            const task = await claimRouted(store, `w-${i}`, options);
+            assert.ok(task);
+            assert.ok(
+              await store.recordUpstreamJob(claimOf(task), {
+                engine: 'ark',
+                id: `cgt-gone-${i}`,
+                submittedAt: 1,
+              }),
+            );
+            assert.ok(await store.failTask(claimOf(task), { code: 'cancelled', message: 'by the client' }));
+            ids.push(task.id);
+          }
+          assert.equal((await store.deleteTask(ids[0] ?? '', scope))?.deleted, true);
+          clock.now += 1000;
+          const expired = await store.deleteExpiredTasks(clock.now, 10);
+          assert.deepEqual(
+            expired.map((task) => task.id),
+            [ids[1]],
+            'retention took the other',
+          );
+          assert.deepEqual(await store.takeEndedUpstreamJobs(['gpu'], 10), [], 'only the engines asked for');
+          const taken = await store.takeEndedUpstreamJobs(['ark'], 10);
+          assert.deepEqual(
+            taken.map(({ taskId, job }) => [taskId, job.id]).sort(),
+            [
+              [ids[0], 'cgt-gone-0'],
+              [ids[1], 'cgt-gone-1'],
+            ].sort(),
+          );
+          assert.deepEqual(await store.takeEndedUpstreamJobs(['ark'], 10), [], 'each once');
+        }));
+
       it('holds max_concurrency across concurrent claims, and frees the slot when a task ends or its lease expires', () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);

@@ -72,6 +72,14 @@ export interface TasksTable {
 }
 
 /** An engine's circuit breaker (migration 0008, engines/circuit-breaker.ts). */
+/** A deleted failed task's upstream job, waiting for a worker to cancel it (migration 0015). */
+export interface DeletedTaskUpstreamJobsTable {
+  task_id: string;
+  engine: string;
+  upstream_job: string;
+  deleted_at: Millis;
+}
+
 export interface EngineCircuitsTable {
   engine: string;
   failures: number;
@@ -201,4 +209,5 @@ export interface Database {
   dashboard_sessions: DashboardSessionsTable;
   sign_in_failures: SignInFailuresTable;
   usage_records: UsageRecordsTable;
+  deleted_task_upstream_jobs: DeletedTaskUpstreamJobsTable;
 }

@@ -17,6 +17,7 @@ import * as taskListIndexes from './0011-task-list-indexes.js';
 import * as deliveryHostIndex from './0012-delivery-host-index.js';
 import * as upstreamJobs from './0013-upstream-jobs.js';
 import * as taskRevision from './0014-task-revision.js';
+import * as deletedTaskUpstreamJobs from './0015-deleted-task-upstream-jobs.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -33,6 +34,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0012-delivery-host-index': deliveryHostIndex,
   '0013-upstream-jobs': upstreamJobs,
   '0014-task-revision': taskRevision,
+  '0015-deleted-task-upstream-jobs': deletedTaskUpstreamJobs,
 };
 
 /** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */
