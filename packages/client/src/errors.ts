@@ -6,8 +6,12 @@
  */
 import type { FailedTask, TaskErrorCode } from './types.js';
 
-/** The codes of the API's error catalogue (docs/api.md). */
+/**
+ * The codes of the API's error catalogue (docs/api.md). `malformed_request`, `request_timeout` (408: the request
+ * did not reach the server in time) and `headers_too_large` are answered before the request reaches a route.
+ */
 export type ApiErrorCode =
+  | 'malformed_request'
   | 'invalid_json'
   | 'missing_parameter'
   | 'invalid_parameter'
@@ -20,14 +24,15 @@ export type ApiErrorCode =
   | 'invalid_signature'
   | 'task_not_found'
   | 'not_found'
-  | 'method_not_allowed'
   | 'idempotency_conflict'
   | 'task_not_cancellable'
   | 'task_not_deletable'
   | 'callback_not_configured'
+  | 'request_timeout'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'range_not_satisfiable'
+  | 'headers_too_large'
   | 'rate_limited'
   | 'internal_error'
   | 'overloaded'
@@ -37,7 +42,7 @@ export type ApiErrorCode =
 export type ClientErrorCode =
   /** The connection failed or broke before an answer arrived. */
   | 'connection_error'
-  /** No answer within the client's `timeout`. */
+  /** No answer within the client's `timeout` (no `status`; the server's own `408 request_timeout` has one). */
   | 'request_timeout'
   /** The server answered something that is not the API's JSON. */
   | 'unexpected_response';
@@ -100,7 +105,7 @@ export class VideogenError extends Error {
   }
 }
 
-/** 400, 405, 413, 415, 416: the request is wrong; sending it again will not help. */
+/** 400, 408, 413, 415, 416, 431: the request is wrong, or did not arrive whole in time. */
 export class InvalidRequestError extends VideogenError {}
 
 /** 401 and 403: a missing, unknown or revoked key (or a bad result-link signature). */

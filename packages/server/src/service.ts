@@ -192,7 +192,17 @@ export async function startService(
       },
       store,
     });
-    api = { keys: new ApiKeyAuthentication(store), tasks, links, storage, files, usage, dashboard, models };
+    api = {
+      keys: new ApiKeyAuthentication(store),
+      tasks,
+      links,
+      storage,
+      files,
+      usage,
+      dashboard,
+      models,
+      publicUrl: answerBase,
+    };
   }
 
   // Raised by requests and renders whose writes failed for lack of space: `/readyz` answers 503 meanwhile.

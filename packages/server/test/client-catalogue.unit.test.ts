@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as client from '@videogen/client';
-import { type ApiErrorCode, TASK_ERROR_CODES } from '../src/domain/errors.js';
+import { type ErrorCode, TASK_ERROR_CODES } from '../src/domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../src/domain/frame-size.js';
 import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/domain/generation-request.js';
 import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
@@ -36,7 +36,7 @@ type DashboardOnlyCode =
 
 // Compile-time: these fail the build when the shapes part.
 export type Checks = [
-  Assert<Same<Exclude<ApiErrorCode, DashboardOnlyCode>, client.ApiErrorCode>>,
+  Assert<Same<Exclude<ErrorCode, DashboardOnlyCode>, client.ApiErrorCode>>,
   Assert<Same<client.ModelId, (typeof MODEL_IDS)[number]>>,
   // Not `keyof (CompletedTask & FailedTask)`: their `status` literals clash, making the intersection `never`.
   Assert<Same<keyof PublicTask, AnyKey<client.Task>>>,

@@ -40,12 +40,13 @@ describe('the /docs reference page in a browser', { timeout: 120_000, ...chromiu
         .getByRole('heading', { name: /^videogen/ })
         .first()
         .waitFor();
-      // Each operation of the document is a block of its own, named by method and path.
+      // Each operation of the document is a block of its own, named by method and path (a webhook by its name).
       const document = (await (await fetch(`${server.url}/openapi.json`)).json()) as {
         paths: Record<string, Record<string, unknown>>;
+        webhooks: Record<string, Record<string, unknown>>;
       };
-      const operations = Object.entries(document.paths).flatMap(([path, item]) =>
-        Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
+      const operations = [...Object.entries(document.paths), ...Object.entries(document.webhooks)].flatMap(
+        ([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`),
       );
       assert.ok(operations.length > 10);
       await page.locator('.opblock').first().waitFor();

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import SwaggerParser from '@apidevtools/swagger-parser';
-import type { FastifyInstance } from 'fastify';
-import { API_ERRORS } from '../src/domain/errors.js';
+import { ERROR_CATALOGUE } from '../src/domain/errors.js';
 import { VERSION } from '../src/version.js';
+import { isPage, serverRoutes, undocumentedRoutes } from './helpers/server-routes.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 
 interface Operation {
@@ -39,23 +39,6 @@ const ERROR_REF = '#/components/schemas/Error';
 const CDN_PATTERN =
   /cdn\.jsdelivr|unpkg\.com|cdnjs|jsdelivr\.net|fonts\.googleapis|fonts\.scalar\.com|esm\.sh|skypack/i;
 
-/** The routes the server has, from Fastify's own listing (`printRoutes`, which every route appears in). */
-function serverRoutes(app: FastifyInstance): { method: string; url: string }[] {
-  const routes: { method: string; url: string }[] = [];
-  const stack: string[] = [];
-  for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {
-    const match = /^([│ ]*)[├└]── (.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
-    if (!match) continue;
-    const depth = (match[1] ?? '').length / 4;
-    const url = (depth > 0 ? (stack[depth - 1] ?? '') : '') + match[2];
-    stack.length = depth;
-    stack[depth] = url;
-    for (const method of match[3]?.split(', ') ?? []) routes.push({ method, url });
-  }
-  return routes;
-}
-
-const toOpenApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 const operations = (doc: Document) =>
   Object.entries(doc.paths).flatMap(([path, item]) =>
     Object.entries(item)
@@ -92,13 +75,6 @@ describe('GET /openapi.json', () => {
 
   it('lists every route of the running server, and only those', () => {
     const app = server.service.app;
-    // The dashboard's page, the reference page and their static files are for browsers, not API clients (the
-    // dashboard's /api routes are documented).
-    const isPage = (url: string) =>
-      url === '/' ||
-      url === '/favicon.ico' ||
-      url.startsWith('/docs') ||
-      (url.startsWith('/dashboard') && !url.startsWith('/dashboard/api/'));
     const routes = serverRoutes(app).filter((route) => !isPage(route.url));
     // The listing is parsed: check the parse against Fastify before trusting it.
     assert.ok(routes.length >= 10, `only ${routes.length} routes parsed`);
@@ -108,21 +84,11 @@ describe('GET /openapi.json', () => {
         `parsed a route the server lacks: ${route.method} ${route.url}`,
       );
     }
-    const byUrl = new Map<string, Set<string>>();
-    for (const { method, url } of routes) byUrl.set(url, (byUrl.get(url) ?? new Set()).add(method));
-
-    const missing: string[] = [];
-    for (const [url, methods] of byUrl) {
-      if (url === '/openapi.json' || url === '/docs' || url.startsWith('/docs/')) continue;
-      const item = doc.paths[toOpenApiPath(url)];
-      for (const method of methods) {
-        // Fastify answers HEAD for every GET route; only a HEAD declared on its own needs documenting.
-        if (method === 'HEAD' && methods.has('GET')) continue;
-        if (!item?.[method.toLowerCase()]) missing.push(`${method} ${url}`);
-      }
-    }
+    const missing = undocumentedRoutes(app, doc.paths);
     assert.deepEqual(missing, [], `routes missing from /openapi.json: ${missing.join(', ')}`);
 
+    const byUrl = new Map<string, Set<string>>();
+    for (const { method, url } of routes) byUrl.set(url, (byUrl.get(url) ?? new Set()).add(method));
     for (const { path, method } of operations(doc)) {
       const url = path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
       assert.ok(byUrl.get(url)?.has(method.toUpperCase()), `documented but not served: ${method} ${path}`);
@@ -174,7 +140,7 @@ describe('GET /openapi.json', () => {
 
   it('documents every error with the error body, its codes from the catalogue', () => {
     const code = doc.components.schemas.Error?.properties?.error?.properties?.code;
-    assert.deepEqual(code?.enum, Object.keys(API_ERRORS));
+    assert.deepEqual(code?.enum, Object.keys(ERROR_CATALOGUE));
     for (const { path, method, operation } of operations(doc)) {
       if (!path.startsWith('/v1/')) continue;
       for (const [status, response] of Object.entries(operation.responses)) {
@@ -184,7 +150,7 @@ describe('GET /openapi.json', () => {
           ERROR_REF,
           `${method} ${path} ${status} is not the error body`,
         );
-        const codes = Object.entries(API_ERRORS).filter(([, entry]) => String(entry.status) === status);
+        const codes = Object.entries(ERROR_CATALOGUE).filter(([, entry]) => String(entry.status) === status);
         assert.ok(codes.length > 0, `${method} ${path} documents ${status}, which no error code has`);
       }
       assert.ok(operation.responses['500'], `${method} ${path} does not document the 500`);
@@ -215,6 +181,18 @@ describe('GET /openapi.json', () => {
     for (const name of documented)
       assert.ok(response.headers.has(name), `GET /v1/tasks did not send ${name}`);
     assert.ok(documented.includes('RateLimit-Remaining'));
+  });
+
+  it("requires the signed result link's expires and signature, which every link carries", () => {
+    const parameters = (
+      doc.paths['/v1/results/{file}']?.get as
+        | (Operation & { parameters?: { in: string; name: string; required?: boolean }[] })
+        | undefined
+    )?.parameters;
+    for (const name of ['expires', 'signature']) {
+      const parameter = parameters?.find((entry) => entry.in === 'query' && entry.name === name);
+      assert.equal(parameter?.required, true, name);
+    }
   });
 
   it('describes the request body with the schema that validates it', () => {

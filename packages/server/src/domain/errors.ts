@@ -31,7 +31,6 @@ export const API_ERRORS = {
   api_key_not_found: { status: 404, type: 'not_found_error' },
   task_not_found: { status: 404, type: 'not_found_error' },
   not_found: { status: 404, type: 'not_found_error' },
-  method_not_allowed: { status: 405, type: 'invalid_request_error' },
   idempotency_conflict: { status: 409, type: 'conflict_error' },
   task_not_cancellable: { status: 409, type: 'conflict_error' },
   task_not_deletable: { status: 409, type: 'conflict_error' },
@@ -56,9 +55,10 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
 
 /**
  * What the HTTP server answers on its own to a request it cannot read: Node's parser refused it, its path is
- * not valid percent-encoding, or it did not arrive in time. These are answered before any route sees the
- * request (most are written straight to the socket), so no route documents them and they stay out of
- * `ApiErrorCode`, the routes' catalogue that the OpenAPI document and the SDK mirror. Same body shape.
+ * not valid percent-encoding, it has no Host header, or it did not arrive in time. These are answered before
+ * any route's handler runs (most are written straight to the socket), so no route throws them and they stay out
+ * of `ApiErrorCode`; any request may get them, so the OpenAPI document lists them on every operation and the SDK
+ * knows them (`ErrorCode`). Same body shape.
  */
 export const CONNECTION_ERRORS = {
   malformed_request: { status: 400, type: 'invalid_request_error' },
@@ -67,6 +67,14 @@ export const CONNECTION_ERRORS = {
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 
 export type ConnectionErrorCode = keyof typeof CONNECTION_ERRORS;
+
+/** Every code an error body can carry: the routes' and the connection's. */
+export type ErrorCode = ApiErrorCode | ConnectionErrorCode;
+
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; type: ErrorType }>> = {
+  ...API_ERRORS,
+  ...CONNECTION_ERRORS,
+};
 
 export class ApiError extends Error {
   readonly code: ApiErrorCode;

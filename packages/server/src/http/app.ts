@@ -74,6 +74,8 @@ export interface ApiDependencies {
   readonly models?: ModelList;
   /** The account dashboard (`/dashboard`); its session cookie also opens the `/v1` routes. */
   readonly dashboard?: DashboardDependencies;
+  /** The base of the URLs in the answer to a request sent to `requestOrigin` (the document's `servers`). */
+  readonly publicUrl: (requestOrigin?: string) => string;
 }
 
 export interface DashboardDependencies {
@@ -272,7 +274,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
   const { api } = deps;
   // @fastify/swagger learns the routes from an onRoute hook, so it comes first and the routes are added in a
   // plugin registered after it (a route added directly on `app` here would be missing from /openapi.json).
-  if (api) registerOpenApi(app);
+  if (api) registerOpenApi(app, { servedWhileDraining: SERVED_WHILE_DRAINING });
   if (api?.dashboard) app.register(fastifyCookie);
   app.register(async (routes) => {
     healthRoutes(routes, {
@@ -310,7 +312,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         dashboardTaskRoutes(routes, { tasks: api.tasks, requireSession });
         dashboardPageRoutes(routes, { mediaSources: dashboard.mediaSources });
       }
-      openApiRoutes(routes);
+      openApiRoutes(routes, { publicUrl: api.publicUrl });
       apiReferenceRoutes(routes);
       faviconRoutes(routes);
     }

@@ -6,9 +6,17 @@
  * added, which is why buildApp adds its routes inside a plugin registered after it.
  */
 import fastifySwagger from '@fastify/swagger';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { VERSION } from '../version.js';
-import { RESPONSE_HEADERS, SHARED_SCHEMAS } from './schemas.js';
+import { CALLBACK_WEBHOOKS } from './callback-document.js';
+import { requestOrigin } from './request-origin.js';
+import {
+  errorCodesOf,
+  errorResponses,
+  implicitErrorCodes,
+  RESPONSE_HEADERS,
+  SHARED_SCHEMAS,
+} from './schemas.js';
 
 export const OPENAPI_PATH = '/openapi.json';
 
@@ -16,7 +24,8 @@ const DESCRIPTION = `A self-hosted video generation API: create a generation tas
 callback) and download the video.
 
 Every endpoint under \`/v1\` needs \`Authorization: Bearer <API_KEY>\` (except the signed result links);
-bodies are JSON. Every answer carries an \`x-request-id\` header, and every non-2xx answer the \`Error\` body.`;
+bodies are JSON. Every answer carries an \`x-request-id\` header, and every non-2xx answer the \`Error\` body.
+Callbacks to a task's \`callback_url\` are under \`webhooks\`.`;
 
 type HeaderName = keyof typeof RESPONSE_HEADERS;
 interface Response {
@@ -63,6 +72,43 @@ function addResponseHeaders(paths: Record<string, Record<string, unknown>> | und
 }
 
 /**
+ * A route's schema with the errors every route of its kind answers (`implicitErrorCodes`) merged into its own
+ * error responses. A route that gives one of their statuses an answer of its own (not the error body) would
+ * leave those codes undocumented: that fails here, and with it `/openapi.json`.
+ */
+function withImplicitErrors(
+  schema: FastifySchema & { hide?: boolean },
+  route: Pick<RouteOptions, 'method' | 'url'>,
+  servedWhileDraining: ReadonlySet<string>,
+): FastifySchema {
+  if (schema.hide || !schema.response) return schema;
+  const implicit = [route.method].flat().flatMap((method) =>
+    implicitErrorCodes({
+      method,
+      ...(schema.security ? { security: schema.security } : {}),
+      servedWhileDraining: servedWhileDraining.has(route.url),
+    }),
+  );
+  const own = schema.response as Record<string, unknown>;
+  const merged = errorResponses(
+    ...Object.values(own).flatMap((entry) => errorCodesOf(entry) ?? []),
+    ...implicit,
+  );
+  const response: Record<string, unknown> = { ...own };
+  for (const [status, entry] of Object.entries(merged)) {
+    const mine = own[status];
+    if (mine !== undefined && !errorCodesOf(mine)) {
+      throw new Error(
+        `${route.url} answers ${status} with a body of its own, and may answer an error body with it`,
+      );
+    }
+    // The route's own properties of the answer (its headers) stay; the description lists the codes merged.
+    response[status] = mine === undefined ? entry : { ...(mine as object), ...entry };
+  }
+  return { ...schema, response };
+}
+
+/**
  * A route declared for GET and HEAD together (the result video) is one operation under both methods: the HEAD
  * one gets its own `operationId`, which must be unique in the document.
  */
@@ -76,8 +122,14 @@ function distinctHeadOperationIds(paths: Record<string, Record<string, unknown>>
   }
 }
 
-/** Registers @fastify/swagger and the shared schemas. Call it before adding routes. */
-export function registerOpenApi(app: FastifyInstance): void {
+/**
+ * Registers @fastify/swagger and the shared schemas. Call it before adding routes. `servedWhileDraining`: the
+ * routes a server shutting down still serves (the others answer `503 overloaded` then).
+ */
+export function registerOpenApi(
+  app: FastifyInstance,
+  options: { servedWhileDraining: ReadonlySet<string> },
+): void {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   app.register(fastifySwagger, {
     openapi: {
@@ -92,7 +144,8 @@ export function registerOpenApi(app: FastifyInstance): void {
         { name: 'Generations', description: 'Creating video generation tasks.' },
         { name: 'Tasks', description: 'Querying, listing, cancelling and deleting tasks.' },
         { name: 'Models', description: 'The model IDs, what each takes, and whether it can run now.' },
-        { name: 'Callbacks', description: "A task's callback deliveries." },
+        { name: 'Files', description: 'Uploading images, videos and audio to use in requests.' },
+        { name: 'Callbacks', description: "A task's callbacks (`webhooks`) and their deliveries." },
         { name: 'Results', description: 'Result videos behind signed links.' },
         { name: 'Usage', description: 'Video seconds and cost of completed tasks.' },
         { name: 'Operations', description: 'Health checks and metrics, without authentication.' },
@@ -121,12 +174,17 @@ export function registerOpenApi(app: FastifyInstance): void {
         },
         headers: RESPONSE_HEADERS,
       },
+      webhooks: CALLBACK_WEBHOOKS,
     },
     // The shared schemas keep their `$id` as their name under `components.schemas`.
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) =>
         typeof json.$id === 'string' ? json.$id : `def-${i}`,
     },
+    transform: ({ schema, url, route }) => ({
+      schema: schema && withImplicitErrors(schema, route, options.servedWhileDraining),
+      url,
+    }),
     transformObject: (documentObject) => {
       const document =
         'openapiObject' in documentObject ? documentObject.openapiObject : documentObject.swaggerObject;
@@ -138,12 +196,20 @@ export function registerOpenApi(app: FastifyInstance): void {
   });
 }
 
-/** `GET /openapi.json`, public. */
-export function openApiRoutes(app: FastifyInstance): void {
-  app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) =>
-    reply
+/**
+ * `GET /openapi.json`, public. Its `servers` is where the API is reached as the URLs in answers are made
+ * (`publicUrl`: `VIDEOGEN_PUBLIC_URL`, else the origin the request was sent to).
+ */
+export function openApiRoutes(
+  app: FastifyInstance,
+  deps: { publicUrl: (requestOrigin?: string) => string },
+): void {
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async (request, reply) => {
+    const { openapi, info, ...rest } = app.swagger() as { openapi?: string; info?: unknown };
+    const servers = [{ url: deps.publicUrl(requestOrigin(request)), description: 'This server.' }];
+    return reply
       .type('application/json; charset=utf-8')
       .header('access-control-allow-origin', '*')
-      .send(JSON.stringify(app.swagger())),
-  );
+      .send(JSON.stringify({ openapi, info, servers, ...rest }));
+  });
 }

@@ -2,7 +2,7 @@
  * `Prefer: wait=N` (RFC 7240 §4.3) on task creation and query: the answer is held until the task is final or
  * N seconds have passed, then given as usual, with `Preference-Applied: wait=N`.
  */
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isFinal, type PublicTask } from '../domain/task.js';
 import { watchTask } from '../tasks/task-watch.js';
@@ -24,14 +24,18 @@ export const PreferWaitHeaders = Type.Object({
   ),
 });
 
-/** The 200 answer of a route that honours `Prefer: wait`: the task, and `Preference-Applied`. */
-export function TaskAnswerWithWait(description: string) {
+/**
+ * The 200 answer of a route that honours `Prefer: wait`: the task, and `Preference-Applied`, besides the route's
+ * own `headers`.
+ */
+export function TaskAnswerWithWait(description: string, headers: Record<string, TSchema> = {}) {
   return {
     description,
     headers: {
       'Preference-Applied': Type.String({
         description: '`wait=N` when the request asked to wait (N cut to 60).',
       }),
+      ...headers,
     },
     content: { 'application/json': { schema: Type.Ref(TaskSchema) } },
   };

@@ -8,7 +8,7 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
-import { API_ERRORS, type ApiErrorCode, TASK_ERROR_CODES } from '../domain/errors.js';
+import { type ApiErrorCode, ERROR_CATALOGUE, type ErrorCode, TASK_ERROR_CODES } from '../domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
 import { MODEL_IDS } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
@@ -17,6 +17,7 @@ import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
 import type { PublicModel } from '../models/model-list.js';
 import type { DeletedTask, PublicTaskList } from '../tasks/task-service.js';
 import type { ErrorBody } from './error-handler.js';
+import { changesState } from './session-cookie.js';
 
 /** A string with a fixed set of values: `{ type: 'string', enum }`, which fast-json-stringify writes as a plain string. */
 function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
@@ -25,13 +26,14 @@ function StringEnum<const T extends readonly string[]>(values: T, options: { des
 
 const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, description });
 
-export const API_ERROR_CODES = Object.keys(API_ERRORS) as ApiErrorCode[];
-const ERROR_TYPES = [...new Set(Object.values(API_ERRORS).map((entry) => entry.type))];
+/** Every code an error body can carry: the routes' (`API_ERRORS`) and the connection's (`CONNECTION_ERRORS`). */
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+const ERROR_TYPES = [...new Set(Object.values(ERROR_CATALOGUE).map((entry) => entry.type))];
 
 export const ErrorBodySchema = Type.Object(
   {
     error: Type.Object({
-      code: StringEnum(API_ERROR_CODES, { description: 'What went wrong; the catalogue is in docs/api.md.' }),
+      code: StringEnum(ERROR_CODES, { description: 'What went wrong; the catalogue is in docs/api.md.' }),
       message: Type.String({ description: 'For people; names the field and the rule where there is one.' }),
       type: StringEnum(ERROR_TYPES, { description: 'The class of the error, fixed by its code.' }),
       param: Type.Optional(
@@ -155,7 +157,10 @@ export const FileSchema = Type.Object(
     kind: StringEnum(['image', 'video', 'audio'], {
       description: 'What the content is, recognised from the bytes.',
     }),
-    content_type: Type.String(),
+    content_type: Type.String({
+      description:
+        'The type the content has; else the one it was uploaded with, when that is of its kind; else `application/octet-stream`.',
+    }),
     filename: Type.String({
       description: 'The name the client sent, without control characters, at most 255 characters.',
     }),
@@ -289,10 +294,12 @@ export const TaskIdParams = Type.Object({ task_id: Type.String({ description: 'T
 export const RESPONSE_HEADERS = {
   'x-request-id': {
     description: "The request's id (`req_…`), on every answer; error bodies quote it as `request_id`.",
+    required: true,
     schema: { type: 'string' },
   },
   'Retry-After': {
     description: 'Seconds to wait before trying again.',
+    required: true,
     schema: { type: 'integer', minimum: 0 },
   },
   'RateLimit-Limit': {
@@ -309,23 +316,82 @@ export const RESPONSE_HEADERS = {
   },
 } as const;
 
+/** The codes behind an error response made by `errorResponses`, for the document to add to (openapi.ts). */
+const ERROR_RESPONSE_CODES = Symbol('error codes');
+type ErrorResponse = TSchema & { [ERROR_RESPONSE_CODES]?: readonly ErrorCode[] };
+
 /**
  * The error answers of a route, from the catalogue: one response per HTTP status, with the error body and a
- * description listing that status's codes.
+ * description listing that status's codes. The document adds the codes every route of its kind answers
+ * (`implicitErrorCodes`); a route lists its own.
  */
-export function errorResponses(...codes: ApiErrorCode[]): Record<number, TSchema> {
-  const byStatus = new Map<number, ApiErrorCode[]>();
+export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
-    const status = API_ERRORS[code].status;
+    const status = ERROR_CATALOGUE[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const out: Record<number, TSchema> = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    out[status] = Type.Ref(ErrorBodySchema, {
+    const response: ErrorResponse = Type.Ref(ErrorBodySchema, {
       description: `Error: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
     });
+    response[ERROR_RESPONSE_CODES] = statusCodes;
+    out[status] = response;
   }
   return out;
+}
+
+/** `responses` (of `errorResponses`) with `headers` on the error answer of `status`. */
+export function withErrorHeaders(
+  responses: Record<number, TSchema>,
+  status: number,
+  headers: Record<string, TSchema>,
+): Record<number, TSchema> {
+  const response = responses[status];
+  if (!response) throw new Error(`no error response ${status} to put headers on`);
+  return { ...responses, [status]: { ...response, headers } };
+}
+
+/** The codes of a response `errorResponses` made; undefined for any other response. */
+export function errorCodesOf(response: unknown): readonly ErrorCode[] | undefined {
+  return typeof response === 'object' && response !== null
+    ? (response as ErrorResponse)[ERROR_RESPONSE_CODES]
+    : undefined;
+}
+
+/** Methods whose requests Fastify reads no body of. */
+const BODYLESS_METHODS = new Set(['GET', 'HEAD', 'TRACE']);
+
+/**
+ * The errors a route answers whatever its handler does, from what every request goes through before it (app.ts):
+ * - any request: `malformed_request` (not valid HTTP/1.1, no Host header, a path that is not percent-encoded
+ *   UTF-8), `request_timeout`, `headers_too_large`, and `internal_error` when the route fails;
+ * - any request to a server shutting down, but on the routes it keeps serving then (health checks, metrics):
+ *   `overloaded`;
+ * - any request of a method that may carry a body, whether or not the route takes one (body-parsers.ts):
+ *   `invalid_json`, `payload_too_large`, `unsupported_media_type`;
+ * - an API key (authentication.ts, rate-limit.ts): `missing_api_key`, `invalid_api_key`, `rate_limited`;
+ * - the dashboard's session cookie: `not_signed_in`, and `invalid_csrf_token` on a request that changes state.
+ */
+export function implicitErrorCodes(route: {
+  readonly method: string;
+  readonly security?: readonly Readonly<Record<string, readonly string[]>>[];
+  readonly servedWhileDraining: boolean;
+}): ErrorCode[] {
+  const method = route.method.toUpperCase();
+  const schemes = new Set((route.security ?? []).flatMap((requirement) => Object.keys(requirement)));
+  return [
+    'malformed_request',
+    'request_timeout',
+    'headers_too_large',
+    'internal_error',
+    ...(route.servedWhileDraining ? [] : (['overloaded'] as const)),
+    ...(BODYLESS_METHODS.has(method) ? [] : BODY_ERRORS),
+    ...(schemes.has('apiKey') ? (['missing_api_key', 'invalid_api_key', 'rate_limited'] as const) : []),
+    ...(schemes.has('dashboardSession') ? (['not_signed_in'] as const) : []),
+    ...(schemes.has('dashboardSession') && changesState(method) ? (['invalid_csrf_token'] as const) : []),
+  ];
 }
 
 /** The codes every route that needs an API key can answer with: authentication, the per-key rate limit, a crash. */

@@ -11,8 +11,13 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a request of `method` must carry the session's CSRF token when it comes with the session cookie. */
+export function changesState(method: string): boolean {
+  return !SAFE_METHODS.has(method.toUpperCase());
+}
+
 export function isStateChanging(request: FastifyRequest): boolean {
-  return !SAFE_METHODS.has(request.method);
+  return changesState(request.method);
 }
 
 export function sessionToken(request: FastifyRequest): string | undefined {

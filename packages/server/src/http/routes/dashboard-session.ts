@@ -32,6 +32,8 @@ const SignInSchema = Type.Object(
   { additionalProperties: false },
 );
 
+const SessionCookieHeader = (description: string) => Type.String({ description });
+
 const SESSION_ERRORS = ['not_signed_in', 'internal_error'] as const;
 const CHANGE_ERRORS: readonly ApiErrorCode[] = [...SESSION_ERRORS, 'invalid_csrf_token', ...WRITE_ERRORS];
 
@@ -75,7 +77,15 @@ export function dashboardSessionRoutes(
         tags: ['Dashboard'],
         body: SignInSchema,
         response: {
-          200: SessionSchema,
+          200: {
+            description: 'Signed in.',
+            headers: {
+              'Set-Cookie': SessionCookieHeader(
+                '`videogen_session`, the session (HttpOnly, SameSite=Strict).',
+              ),
+            },
+            content: { 'application/json': { schema: SessionSchema } },
+          },
           ...errorResponses(
             ...FIELD_ERRORS,
             'invalid_credentials',
@@ -108,7 +118,10 @@ export function dashboardSessionRoutes(
         tags: ['Dashboard'],
         security: DASHBOARD_SECURITY,
         response: {
-          204: Type.Null({ description: 'Signed out; the cookie is cleared.' }),
+          204: Type.Null({
+            description: 'Signed out; the cookie is cleared.',
+            headers: { 'Set-Cookie': SessionCookieHeader('`videogen_session`, expired.') },
+          }),
           ...errorResponses(...CHANGE_ERRORS),
         },
       },

@@ -119,8 +119,15 @@ export function fileRoutes(
         params: FileIdParams,
         response: {
           200: {
-            description: 'The file as uploaded.',
-            content: { 'application/octet-stream': { schema: Type.String({ format: 'binary' }) } },
+            description:
+              'The file as uploaded, with the `content_type` of the file: the type its content has, else the one it ' +
+              'was uploaded with when that is of its kind, else `application/octet-stream`.',
+            content: Object.fromEntries(
+              ['image/*', 'video/*', 'audio/*', 'application/octet-stream'].map((type) => [
+                type,
+                { schema: Type.String({ format: 'binary' }) },
+              ]),
+            ),
           },
           ...errorResponses(...AUTHENTICATED_ERRORS, 'not_found'),
         },

@@ -51,7 +51,11 @@ export function generationRoutes(
           ),
         }),
         response: {
-          200: TaskAnswerWithWait('The task, `pending` (with `Prefer: wait`, as it is when the wait ends).'),
+          200: TaskAnswerWithWait('The task, `pending` (with `Prefer: wait`, as it is when the wait ends).', {
+            'Idempotent-Replayed': Type.Literal('true', {
+              description: 'The answer is the task an earlier request with this `Idempotency-Key` created.',
+            }),
+          }),
           ...errorResponses(
             ...AUTHENTICATED_ERRORS,
             ...BODY_ERRORS,
@@ -59,6 +63,8 @@ export function generationRoutes(
             'invalid_parameter',
             'unknown_parameter',
             'model_not_found',
+            'input_not_supported',
+            'budget_exceeded',
             'idempotency_conflict',
             ...WRITE_ERRORS,
           ),

@@ -9,7 +9,7 @@ import parseRange from 'range-parser';
 import { ApiError } from '../../domain/errors.js';
 import type { Storage } from '../../ports/storage.js';
 import type { ResultLinks } from '../../tasks/result-links.js';
-import { errorResponses } from '../schemas.js';
+import { errorResponses, withErrorHeaders } from '../schemas.js';
 
 interface ResultRequest {
   Params: { file: string };
@@ -47,8 +47,8 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
         }),
       }),
       querystring: Type.Object({
-        expires: Type.Optional(Type.String({ description: 'Unix seconds; part of the signed link.' })),
-        signature: Type.Optional(Type.String({ description: 'Part of the signed link.' })),
+        expires: Type.String({ description: 'Unix seconds; part of the signed link.' }),
+        signature: Type.String({ description: 'Part of the signed link.' }),
       }),
       headers: Type.Object({
         range: Type.Optional(Type.String({ description: 'One byte range, e.g. `bytes=0-1023`.' })),
@@ -58,7 +58,11 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
         206: VideoResponse('The requested range.', {
           'content-range': Type.String({ description: '`bytes start-end/size`.' }),
         }),
-        ...errorResponses('invalid_signature', 'not_found', 'range_not_satisfiable', 'internal_error'),
+        ...withErrorHeaders(
+          errorResponses('invalid_signature', 'not_found', 'range_not_satisfiable', 'internal_error'),
+          416,
+          { 'content-range': Type.String({ description: '`bytes */size`: the size of the video.' }) },
+        ),
       },
     },
     // The request schemas document; the handler checks, so that any bad link is 403 invalid_signature.
@@ -74,21 +78,15 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
       const object = await deps.storage.stat(link.key);
       if (!object) throw new ApiError('not_found', 'This result no longer exists.');
 
-      reply
-        .header('content-type', object.contentType)
-        .header('accept-ranges', 'bytes')
-        .header('last-modified', new Date(object.modifiedAt).toUTCString())
-        .header('cache-control', 'private, max-age=3600');
-
       let range: { start: number; end: number } | undefined;
       const header = request.headers.range;
       if (header) {
         const ranges = parseRange(object.size, header, { combine: true });
         if (ranges === -1) {
-          reply.header('content-range', `bytes */${object.size}`);
           throw new ApiError(
             'range_not_satisfiable',
             `The range ${header} is outside the ${object.size}-byte file.`,
+            { headers: { 'content-range': `bytes */${object.size}` } },
           );
         }
         // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.
@@ -97,6 +95,11 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
           reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${object.size}`);
         }
       }
+      reply
+        .header('content-type', object.contentType)
+        .header('accept-ranges', 'bytes')
+        .header('last-modified', new Date(object.modifiedAt).toUTCString())
+        .header('cache-control', 'private, max-age=3600');
       reply.header('content-length', range ? range.end - range.start + 1 : object.size);
       if (request.method === 'HEAD') return reply.send();
       return reply.send(await deps.storage.read(link.key, range));
