@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { Migrator } from 'kysely';
+import { CompiledQuery, Migrator } from 'kysely';
 import pg from 'pg';
 import { type DeliveryRecord, deliveryFor } from '../src/domain/delivery.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
@@ -14,6 +14,7 @@ import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js'
 import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
 import { WORKER_LOCK_CLASS } from '../src/store/worker-lock-class.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
+import { CuttableTcpProxy } from './helpers/cuttable-tcp-proxy.js';
 import { generationParams } from './helpers/generation-params.js';
 import {
   freshSchemas,
@@ -60,6 +61,13 @@ const TABLES = [
   'webhook_secrets',
   'workers',
 ];
+
+/** A store with a query that holds its connection for 30 s. */
+class SleepingStore extends PgStore {
+  sleep(): Promise<unknown> {
+    return this.db.executeQuery(CompiledQuery.raw('select pg_sleep(30)'));
+  }
+}
 
 /** A store on a lent schema, which it gives back when it closes. */
 class StoreOnLentSchema extends PgStore {
@@ -1091,6 +1099,47 @@ describe('PostgreSQL', postgres, () => {
         await healthy.migrate();
         assert.equal(await healthy.countAccounts(), 0);
       });
+    });
+
+    it('rides out a connection reset while a query holds the connection: the query fails, nothing crashes', async () => {
+      const database = new URL(TEST_DATABASE_URL);
+      const proxy = await CuttableTcpProxy.start({
+        host: database.hostname,
+        port: Number(database.port || 5432),
+      });
+      const throughProxy = new URL(TEST_DATABASE_URL);
+      throughProxy.hostname = '127.0.0.1';
+      throughProxy.port = String(proxy.port);
+      const errors: Error[] = [];
+      const store = new SleepingStore({
+        connectionString: throughProxy.href,
+        schema: schema(),
+        poolSize: 1,
+        onError: (error) => errors.push(error),
+      });
+      try {
+        await store.migrate();
+        // The pool's one client, checked out by a query still running when its connection is reset (without
+        // a listener of its own on the client, pg's 'error' event ends the process).
+        const sleeping = store.sleep();
+        await until(
+          async () =>
+            (
+              await raw.query(
+                "select 1 from pg_stat_activity where query = 'select pg_sleep(30)' and state = 'active'",
+              )
+            ).rowCount === 1,
+          'the query running',
+        );
+        proxy.cut();
+        await assert.rejects(sleeping);
+        proxy.restore();
+        assert.equal(await store.countAccounts(), 0, 'the store works again once the database is back');
+        assert.ok(errors.length > 0, 'the reset was reported');
+      } finally {
+        await store.close();
+        await proxy.close();
+      }
     });
 
     it('works on the default schema of its connection without a schema option', async () => {

@@ -330,6 +330,14 @@ describe('a store outage mid-job (PostgreSQL)', async () => {
           [],
           'nothing cancelled upstream',
         );
+      } catch (error) {
+        // What the server logged says why, if it died.
+        const exited = server.child.exitCode ?? server.child.signalCode;
+        throw new Error(
+          `${error instanceof Error ? error.message : String(error)} (server exit: ${exited}):\n` +
+            `${server.stdout().slice(-6000)}\n${server.stderr().slice(-3000)}`,
+          { cause: error },
+        );
       } finally {
         await server.stop('SIGKILL');
         await store.close();

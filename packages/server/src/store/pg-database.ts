@@ -65,6 +65,10 @@ export function openPgDatabase(options: PgDatabaseOptions): PgDatabase {
     application_name: options.applicationName ?? 'videogen',
   });
   pool.on('error', (error) => options.onError?.(error));
+  // pg-pool listens for a client's errors only while it is idle: a connection reset while Kysely holds the
+  // client (a query or a transaction under way) emits 'error' on it with nobody listening, which ends the process.
+  // The query itself rejects, and the pool drops the broken client when it is released.
+  pool.on('connect', (client) => client.on('error', (error) => options.onError?.(error)));
   sendNamedStatements(pool);
   const settings = [
     ...(schema === undefined ? [] : [`set search_path to ${quoteIdentifier(schema)}`]),

@@ -86,7 +86,11 @@ export class PgWorkSignal implements WorkSignal {
         max: 1,
         application_name: 'videogen-notify',
       });
-    if (this.#ownPool) this.#pool.on('error', (error) => this.#onError(error));
+    if (this.#ownPool) {
+      this.#pool.on('error', (error) => this.#onError(error));
+      // As in pg-database.ts: a client's reset while it is checked out must not go unheard.
+      this.#pool.on('connect', (client) => client.on('error', (error) => this.#onError(error)));
+    }
     this.#channels = new Map(WORK_TOPICS.map((topic) => [channelName(topic, options.namespace), topic]));
   }
 
