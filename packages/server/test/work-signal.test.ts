@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
-import type { WorkSignal, WorkTopic } from '../src/ports/work-signal.js';
+import { MAX_HINT_LENGTH, type WorkSignal, type WorkTopic } from '../src/ports/work-signal.js';
 import { LocalWorkSignal } from '../src/store/local-work-signal.js';
 import { PgStore } from '../src/store/pg-store.js';
 import { channelName, PgWorkSignal, type PgWorkSignalOptions } from '../src/store/pg-work-signal.js';
@@ -87,6 +87,17 @@ describe('LocalWorkSignal', () => {
     assert.match(String(errors[0]), /listener broke/);
   });
 
+  it('passes a hint to the listeners, and none on a catch-up', async () => {
+    const signal = new LocalWorkSignal();
+    const heard: (string | undefined)[] = [];
+    signal.subscribe('polls', (hint) => heard.push(hint));
+    await signal.notify('polls', 'task-1');
+    await signal.notify('polls');
+    signal.deliver();
+    await signal.notify('polls', 'x'.repeat(MAX_HINT_LENGTH + 1));
+    assert.deepEqual(heard, ['task-1', undefined, undefined]);
+  });
+
   it('does nothing once closed', async () => {
     const signal = new LocalWorkSignal();
     const c = counter();
@@ -162,6 +173,31 @@ describe('PgWorkSignal', postgres, () => {
     await sender.notify('cancellations');
     await barrier.reach(2);
     assert.deepEqual([tasks.calls, deliveries.calls, barrier.calls], [2, 3, 2]);
+  });
+
+  it('carries each hint to another instance, uncoalesced, and calls its own listeners once with it', async () => {
+    const ns = namespace();
+    const sender = open({ namespace: ns });
+    const receiver = open({ namespace: ns });
+    const heard: (string | undefined)[] = [];
+    const own: (string | undefined)[] = [];
+    const [atReceiver, atSender] = [counter(), counter()];
+    const barriers = [atReceiver, atSender];
+    receiver.subscribe('polls', (hint) => heard.push(hint));
+    sender.subscribe('polls', (hint) => own.push(hint));
+    receiver.subscribe('cancellations', atReceiver.listener);
+    sender.subscribe('cancellations', atSender.listener);
+    await Promise.all([receiver.listening(), sender.listening()]);
+    for (const barrier of barriers) await barrier.reach(1);
+    // Listening began with a catch-up call, without a hint.
+    assert.deepEqual([heard, own], [[undefined], [undefined]]);
+
+    await Promise.all([sender.notify('polls', 'task-a'), sender.notify('polls', 'task-b')]);
+    // From a third instance, committed after both: each listening session hears it after them (and the echo).
+    await open({ namespace: ns }).notify('cancellations');
+    for (const barrier of barriers) await barrier.reach(2);
+    assert.deepEqual(heard.slice(1).sort(), ['task-a', 'task-b']);
+    assert.deepEqual(own.slice(1).sort(), ['task-a', 'task-b'], 'once each: the echo is not delivered');
   });
 
   it('wakes its own listeners at once, and once, not again on PostgreSQL’s echo', async () => {

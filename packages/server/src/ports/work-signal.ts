@@ -13,14 +13,22 @@
 
 /**
  * What kind of work: tasks to claim (worker pools), callbacks to send (webhook dispatchers), cancelled tasks
- * whose renders should stop (worker pools), or tasks whose status or progress changed, which event streams
- * show (tasks/task-watcher.ts).
+ * whose renders should stop (worker pools), tasks whose status or progress changed, which event streams
+ * show (tasks/task-watcher.ts), or a task whose upstream job should be polled now, its provider having called
+ * back (`polls`, hinted with the task's id: runner/job-wakeups.ts).
  */
-export const WORK_TOPICS = ['tasks', 'deliveries', 'cancellations', 'changes'] as const;
+export const WORK_TOPICS = ['tasks', 'deliveries', 'cancellations', 'changes', 'polls'] as const;
 export type WorkTopic = (typeof WORK_TOPICS)[number];
 
-/** Called with no arguments: there is nothing to pass on but "look again". It must not block or throw. */
-export type WorkListener = () => void;
+/** The longest hint a notification carries (PostgreSQL's payload limit is 8000 bytes, shared with the sender's id). */
+export const MAX_HINT_LENGTH = 200;
+
+/**
+ * Called with the notification's hint, when it has one, else with none: "look again". A call without a hint
+ * is also how a catch-up comes (when listening starts or resumes), so a listener that acts on hints alone
+ * ignores it. It must not block or throw.
+ */
+export type WorkListener = (hint?: string) => void;
 
 export interface WorkSignal {
   /**
@@ -29,9 +37,11 @@ export interface WorkSignal {
    *
    * Best effort by contract: it never rejects (a failure to signal is reported to the implementation's error
    * hook, and the pollers pick the work up), so a request handler may fire it with `void signal.notify(…)`.
-   * Hints may be coalesced or duplicated; listeners must treat every call as "maybe".
+   * Hints may be coalesced or duplicated; listeners must treat every call as "maybe". A `hint` (at most
+   * `MAX_HINT_LENGTH` characters; a longer one is not sent) names what may be waiting, such as one task; calls
+   * with a hint are never coalesced with others.
    */
-  notify(topic: WorkTopic): Promise<void>;
+  notify(topic: WorkTopic, hint?: string): Promise<void>;
 
   /**
    * Calls `listener` whenever `topic` is notified from then on, and also, unprompted, whenever the signal

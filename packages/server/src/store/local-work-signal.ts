@@ -3,7 +3,7 @@
  * listener registry `PgWorkSignal` delivers through, so both call listeners the same way.
  */
 import { EventEmitter } from 'node:events';
-import type { WorkListener, WorkSignal, WorkTopic } from '../ports/work-signal.js';
+import { MAX_HINT_LENGTH, type WorkListener, type WorkSignal, type WorkTopic } from '../ports/work-signal.js';
 
 export interface LocalWorkSignalOptions {
   /** Told about a listener that threw; the other listeners are still called. */
@@ -22,16 +22,16 @@ export class LocalWorkSignal implements WorkSignal {
   }
 
   /** Calls the topic's listeners now, synchronously, each guarded so that one throwing stops no other. */
-  notify(topic: WorkTopic): Promise<void> {
-    this.deliver(topic);
+  notify(topic: WorkTopic, hint?: string): Promise<void> {
+    if (hint === undefined || hint.length <= MAX_HINT_LENGTH) this.deliver(topic, hint);
     return Promise.resolve();
   }
 
   subscribe(topic: WorkTopic, listener: WorkListener): () => void {
     if (this.#closed) return () => undefined;
-    const guarded = () => {
+    const guarded = (hint?: string) => {
       try {
-        listener();
+        listener(hint);
       } catch (error) {
         this.#onError(error);
       }
@@ -48,10 +48,17 @@ export class LocalWorkSignal implements WorkSignal {
     return Promise.resolve();
   }
 
-  /** Calls the listeners of `topic` (every topic when absent) in this process only. */
-  deliver(topic?: WorkTopic): void {
+  /**
+   * Calls the listeners of `topic`, with `hint`, in this process only; without a topic, every topic's
+   * listeners without a hint (a catch-up).
+   */
+  deliver(topic?: WorkTopic, hint?: string): void {
     if (this.#closed) return;
-    const topics = topic ? [topic] : (this.#emitter.eventNames() as WorkTopic[]);
-    for (const name of topics) this.#emitter.emit(name);
+    if (topic === undefined) {
+      for (const name of this.#emitter.eventNames()) this.#emitter.emit(name);
+      return;
+    }
+    if (hint === undefined) this.#emitter.emit(topic);
+    else this.#emitter.emit(topic, hint);
   }
 }

@@ -8,15 +8,22 @@
  * (with backoff) every listener is called once: work may have been announced while nobody heard.
  *
  * A notification reaches listeners in this process straight away and is not delivered a second time when
- * PostgreSQL echoes it back (the payload names the sending instance).
+ * PostgreSQL echoes it back (the payload names the sending instance, then, after a colon, the hint if any).
  *
  * Each topic has at most one `pg_notify` in flight: the calls made meanwhile share the next one, sent once it
  * has been answered, so every call is still followed by a NOTIFY sent after it. A round trip per call was one per
  * task created: PostgreSQL's creations reached 0.15 of a bare POST with it, 0.23-0.30 without (docs/benchmarks.md).
+ * A call with a hint is sent on its own, since its hint is its point (one per provider callback: few).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { WORK_TOPICS, type WorkListener, type WorkSignal, type WorkTopic } from '../ports/work-signal.js';
+import {
+  MAX_HINT_LENGTH,
+  WORK_TOPICS,
+  type WorkListener,
+  type WorkSignal,
+  type WorkTopic,
+} from '../ports/work-signal.js';
 import { LocalWorkSignal } from './local-work-signal.js';
 import { quoteIdentifier } from './pg-database.js';
 
@@ -94,8 +101,13 @@ export class PgWorkSignal implements WorkSignal {
     this.#channels = new Map(WORK_TOPICS.map((topic) => [channelName(topic, options.namespace), topic]));
   }
 
-  async notify(topic: WorkTopic): Promise<void> {
+  async notify(topic: WorkTopic, hint?: string): Promise<void> {
     if (this.#state === 'closed') return;
+    if (hint !== undefined) {
+      if (hint.length > MAX_HINT_LENGTH) return;
+      this.#local.deliver(topic, hint);
+      return this.#send(topic, hint);
+    }
     this.#local.deliver(topic);
     const waiting = this.#waiting.get(topic);
     if (waiting) return waiting;
@@ -112,12 +124,12 @@ export class PgWorkSignal implements WorkSignal {
     return next;
   }
 
-  async #send(topic: WorkTopic): Promise<void> {
+  async #send(topic: WorkTopic, hint?: string): Promise<void> {
     if (this.#state === 'closed') return;
     try {
       await this.#pool.query('select pg_notify($1, $2)', [
         channelName(topic, this.#options.namespace),
-        this.#instance,
+        hint === undefined ? this.#instance : `${this.#instance}:${hint}`,
       ]);
     } catch (error) {
       this.#onError(error);
@@ -172,9 +184,13 @@ export class PgWorkSignal implements WorkSignal {
     client.on('error', (error) => this.#lost(client, error));
     client.on('end', () => this.#lost(client, new Error('The work signal connection ended.')));
     client.on('notification', (message) => {
-      if (this.#client !== client || message.payload === this.#instance) return;
+      if (this.#client !== client) return;
+      const payload = message.payload ?? '';
+      const colon = payload.indexOf(':');
+      const sender = colon < 0 ? payload : payload.slice(0, colon);
+      if (sender === this.#instance) return;
       const topic = this.#channels.get(message.channel);
-      if (topic) this.#local.deliver(topic);
+      if (topic) this.#local.deliver(topic, colon < 0 ? undefined : payload.slice(colon + 1));
     });
     try {
       await client.connect();
