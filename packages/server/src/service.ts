@@ -31,6 +31,7 @@ import type { Store } from './ports/store.js';
 import { securePrivateFiles } from './process/private-files.js';
 import { ScratchSpace } from './process/scratch-space.js';
 import { SpaceAlarm } from './process/space-alarm.js';
+import { JobWakeups } from './runner/job-wakeups.js';
 import { WorkerPool } from './runner/worker-pool.js';
 import { ResultLinks } from './tasks/result-links.js';
 import { RetentionSweeper } from './tasks/retention.js';
@@ -207,6 +208,8 @@ export async function startService(
 
   // Raised by requests and renders whose writes failed for lack of space: `/readyz` answers 503 meanwhile.
   const space = new SpaceAlarm();
+  // A provider's callback, taken by an API process here or elsewhere, ends the pause of the run following its job.
+  const wakeups = engines ? new JobWakeups() : undefined;
   const pool = engines
     ? new WorkerPool({
         store,
@@ -231,6 +234,7 @@ export async function startService(
         onProgress: () => void signal.notify('changes'),
         metrics,
         onNoSpace: () => space.raise(),
+        ...(wakeups && { wakeups }),
       })
     : undefined;
 
@@ -271,6 +275,10 @@ export async function startService(
     pool && signal.subscribe('tasks', () => pool.notify()),
     pool && signal.subscribe('cancellations', () => void pool.checkCancellations()),
     webhooks && signal.subscribe('deliveries', () => webhooks?.notify()),
+    wakeups &&
+      signal.subscribe('polls', (taskId) => {
+        if (taskId !== undefined) wakeups.wake(taskId);
+      }),
   ];
   pool?.start();
   webhooks?.start();

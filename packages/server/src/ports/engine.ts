@@ -72,6 +72,12 @@ export interface RenderContext {
    * the job upstream on every way out but its end, as nobody else knows of it.
    */
   handsOver?(): boolean;
+  /**
+   * Waits `ms` before the engine asks its upstream about the job again, ending early when a provider's callback
+   * hinted that the job changed (runner/job-wakeups.ts); rejects with the signal's reason when it aborts. A
+   * plain timer when absent.
+   */
+  pauseBeforePoll?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 export interface Engine {

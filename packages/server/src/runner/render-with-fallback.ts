@@ -59,6 +59,8 @@ export interface FallbackRun {
   onProgress(fraction: number): void;
   /** The run's render slot: let go while a remote engine's upstream works, taken again for the result. */
   readonly machine?: { release(): void; reacquire(signal: AbortSignal): Promise<void> };
+  /** The pause before an upstream job's next poll, which a provider's callback ends early (job-wakeups.ts). */
+  pauseBeforePoll?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Renders the task; resolves with the engine that made the video and where the video is. */
@@ -183,6 +185,7 @@ async function attemptRender(
         },
         ...(run.resume && { resume: run.resume }),
         handsOver: () => stored,
+        ...(run.pauseBeforePoll && { pauseBeforePoll: run.pauseBeforePoll }),
       },
     );
     run.signal.throwIfAborted();

@@ -18,6 +18,7 @@ import type { EngineRouter } from '../ports/engine-router.js';
 import { resourceShortageOf } from '../ports/resource-shortage.js';
 import type { Storage } from '../ports/storage.js';
 import type { Claim, ClaimStore, RoutingStore, TaskStore } from '../ports/store.js';
+import type { JobWakeups } from './job-wakeups.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { MachineHold } from './machine-permits.js';
 import { ProgressReporter } from './progress-reporter.js';
@@ -55,6 +56,8 @@ export interface RunTaskDependencies {
   /** Called when a run failed for lack of space (readiness: process/space-alarm.ts). */
   readonly onNoSpace?: () => void;
   readonly metrics?: Metrics;
+  /** Where providers' callbacks wake the runs following their jobs; polls keep their pace when absent. */
+  readonly wakeups?: JobWakeups;
 }
 
 export interface RunningTask {
@@ -140,6 +143,7 @@ async function execute(
   });
   let directory: RunDirectory | undefined;
   const started = Date.now();
+  const followed = deps.wakeups?.follow(task.id);
 
   try {
     const model = getModel(task.model);
@@ -183,6 +187,7 @@ async function execute(
         taskTimeoutMs: deps.taskTimeoutMs,
         onProgress: (fraction) => progress.update('render', fraction),
         ...(machine && { machine }),
+        ...(followed && { pauseBeforePoll: (ms, pauseSignal) => followed.pause(ms, pauseSignal) }),
       },
       { ...deps, logger: log },
     );
@@ -237,6 +242,7 @@ async function execute(
       }
     }
   } finally {
+    followed?.close();
     letGo();
     deadline.clear();
     // Removed also when the run failed before taking it.

@@ -5,7 +5,8 @@
  * a video nobody waits for; but not once the job is stored with the task: then a later run resumes it (after a
  * deploy's shutdown, a lost lease) or the task's failure cancels it (`Engine.cancelJob`). Each provider supplies
  * the three calls and maps its statuses onto `HostedStatus`; 429 `Retry-After` and transient failures are
- * retried inside each call (upstream-request.ts). Polls slow down as the job ages (poll-delay.ts).
+ * retried inside each call (upstream-request.ts). Polls slow down as the job ages (poll-delay.ts); a provider's
+ * callback, where the engine asked for one, ends the pause before the next poll (`pauseBeforePoll`).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
@@ -53,6 +54,8 @@ export interface HostedTaskOptions {
   readonly resume?: UpstreamHandle;
   /** Whether the job is the task's now (stored with it), whose end decides it: then it is not cancelled here. */
   handsOver?(): boolean;
+  /** Waits before the next poll, less when the job is woken (`RenderContext.pauseBeforePoll`); a timer when absent. */
+  pauseBeforePoll?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Runs the task upstream to its end; resolves with its result, or rejects with what ended it. */
@@ -103,8 +106,11 @@ export async function runHostedTask<R>(steps: HostedTaskSteps<R>, options: Hoste
           `${label}: the task was still ${status.state} upstream when the task's time limit ran out${done}.`,
         );
       }
-      const delay = pollDelay(options.pollIntervalMs, Date.now() - followed);
-      await sleep(Math.min(delay, remaining), undefined, { signal }).catch(() => {
+      const delay = Math.min(pollDelay(options.pollIntervalMs, Date.now() - followed), remaining);
+      const pause = options.pauseBeforePoll
+        ? options.pauseBeforePoll(delay, signal)
+        : sleep(delay, undefined, { signal });
+      await pause.catch(() => {
         throw signal.reason;
       });
     }

@@ -135,6 +135,7 @@ export abstract class RemoteJobEngine<R> implements Engine {
           onAccepted: (accepted) => context.onAccepted?.(accepted),
           ...(context.resume ? { resume: context.resume } : {}),
           handsOver: () => context.handsOver?.() ?? false,
+          ...(context.pauseBeforePoll && { pauseBeforePoll: context.pauseBeforePoll.bind(context) }),
         },
       );
       progress(GENERATION_SHARE);
