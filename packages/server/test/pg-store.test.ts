@@ -637,7 +637,7 @@ describe('PostgreSQL', postgres, () => {
               await rowsOf('tasks', 'id', pair.transaction),
             ];
             assert.deepEqual(apart(tasks[0] ?? {}, 'id'), apart(tasks[1] ?? {}, 'id'));
-            assert.deepEqual(Object.keys(tasks[0] ?? {}).length, 21);
+            assert.deepEqual(Object.keys(tasks[0] ?? {}).length, 22);
             const usage = [
               await rowsOf('usage_records', 'task_id', pair.statement),
               await rowsOf('usage_records', 'task_id', pair.transaction),

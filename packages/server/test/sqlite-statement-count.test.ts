@@ -112,6 +112,8 @@ async function pass(store: Store, clock: { now: number }, size: number): Promise
     assert.ok(
       await store.recordUpstreamJob(claimOf(task), index % 2 ? job : { ...job, data: { url: task.id } }),
     );
+    // A provider's callback naming the job.
+    assert.equal(await store.findUpstreamJobTask('engine-0', job.id), task.id);
   }
 
   // Runs ended: completed, failed, cancelled, abandoned by `size` workers that are gone, or by a lease lapsed.

@@ -786,6 +786,32 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           );
         }));
 
+      it("finds a processing task by its upstream job's id on its engine, and no other", () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const options = routing(new Map([[TEXT, routeOf(['ark'])]]));
+          const tasks = [];
+          for (let i = 0; i < 2; i++) {
+            await addTask(store, scope, TEXT);
+            const task = await claimRouted(store, `w-${i}`, options);
+            assert.ok(task);
+            tasks.push(task);
+          }
+          const [running, ended] = tasks as [TaskRecord, TaskRecord];
+          assert.equal(await store.findUpstreamJobTask('ark', 'cgt-1'), undefined, 'no job stored yet');
+          assert.ok(
+            await store.recordUpstreamJob(claimOf(running), { engine: 'ark', id: 'cgt-1', submittedAt: 1 }),
+          );
+          assert.ok(
+            await store.recordUpstreamJob(claimOf(ended), { engine: 'ark', id: 'cgt-2', submittedAt: 1 }),
+          );
+          assert.equal(await store.findUpstreamJobTask('ark', 'cgt-1'), running.id);
+          assert.equal(await store.findUpstreamJobTask('fal', 'cgt-1'), undefined, 'another engine’s job');
+          assert.equal(await store.findUpstreamJobTask('ark', 'cgt-3'), undefined);
+          assert.ok(await store.completeTask(claimOf(ended), 'r'));
+          assert.equal(await store.findUpstreamJobTask('ark', 'cgt-2'), undefined, 'an ended task’s job');
+        }));
+
       it("still hands out a failed task's upstream job once after the task is deleted, by its client or by retention", () =>
         withStore(async (store, clock) => {
           const scope = await newScope(store);

@@ -428,6 +428,12 @@ export interface ClaimStore {
   releaseTask(claim: Claim): Promise<boolean>;
 }
 
+/** Finding the task of an upstream job a provider's callback names (tasks/provider-callbacks.ts). */
+export interface UpstreamJobStore {
+  /** The id of the processing task whose stored upstream job is `upstreamId` on engine `engine`, if any. */
+  findUpstreamJobTask(engine: string, upstreamId: string): Promise<string | undefined>;
+}
+
 /** Engines: fallback along a route, circuit breakers, in-flight counts. */
 export interface RoutingStore {
   /**
@@ -524,6 +530,7 @@ export interface Store
     TaskStore,
     FileStore,
     ClaimStore,
+    UpstreamJobStore,
     RoutingStore,
     WorkerStore,
     DeliveryStore {

@@ -67,6 +67,8 @@ export interface TasksTable {
   engine: string | null;
   /** The API key the task was created with; null from the dashboard (migration 0009). */
   api_key_id: string | null;
+  /** That job's `id` again, for finding its task by it (migration 0016). */
+  upstream_job_id: string | null;
   /** The `UpstreamJob` its remote engine accepted, as JSON; null until then (migration 0013). */
   upstream_job: string | null;
 }

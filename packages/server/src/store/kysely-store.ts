@@ -74,6 +74,7 @@ import { failTask } from './operations/fail-task.js';
 import { findAccountOwner } from './operations/find-account-owner.js';
 import { findActiveApiKey } from './operations/find-active-api-key.js';
 import { findSession } from './operations/find-session.js';
+import { findUpstreamJobTask } from './operations/find-upstream-job-task.js';
 import { finishDeliveryAttempts } from './operations/finish-delivery-attempts.js';
 import { getAccount } from './operations/get-account.js';
 import { getFile } from './operations/get-file.js';
@@ -404,6 +405,10 @@ export abstract class KyselyStore implements Store {
 
   takeEndedUpstreamJobs(engines: readonly string[], limit: number): Promise<EndedUpstreamJob[]> {
     return takeEndedUpstreamJobs(this.db, engines, limit, this.#skipLocked);
+  }
+
+  findUpstreamJobTask(engine: string, upstreamId: string): Promise<string | undefined> {
+    return findUpstreamJobTask(this.db, engine, upstreamId);
   }
 
   completeTask(claim: Claim, resultKey: string): Promise<boolean> {

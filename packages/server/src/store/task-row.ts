@@ -64,6 +64,7 @@ export function toTaskRow(task: NewTask, now: number): Required<Insertable<Tasks
     completed_at: null,
     engine: null,
     api_key_id: task.apiKeyId ?? null,
+    upstream_job_id: null,
     upstream_job: null,
   };
 }

@@ -18,6 +18,7 @@ import * as deliveryHostIndex from './0012-delivery-host-index.js';
 import * as upstreamJobs from './0013-upstream-jobs.js';
 import * as taskRevision from './0014-task-revision.js';
 import * as deletedTaskUpstreamJobs from './0015-deleted-task-upstream-jobs.js';
+import * as upstreamJobId from './0016-upstream-job-id.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -35,6 +36,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0013-upstream-jobs': upstreamJobs,
   '0014-task-revision': taskRevision,
   '0015-deleted-task-upstream-jobs': deletedTaskUpstreamJobs,
+  '0016-upstream-job-id': upstreamJobId,
 };
 
 /** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */

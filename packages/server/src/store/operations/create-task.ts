@@ -28,6 +28,7 @@ export const TASK_COLUMNS = {
   completed_at: true,
   engine: true,
   api_key_id: true,
+  upstream_job_id: true,
   upstream_job: true,
 } as const satisfies Record<keyof TasksTable, true>;
 

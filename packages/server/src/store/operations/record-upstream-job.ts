@@ -13,7 +13,11 @@ export async function recordUpstreamJob(
 ): Promise<boolean> {
   const result = await db
     .updateTable('tasks')
-    .set((eb) => ({ upstream_job: eb.val(JSON.stringify(job)), updated_at: eb.val(now) }))
+    .set((eb) => ({
+      upstream_job: eb.val(JSON.stringify(job)),
+      upstream_job_id: eb.val(job.id),
+      updated_at: eb.val(now),
+    }))
     .where((eb) => isCurrentClaim(eb, claim))
     .executeTakeFirst();
   return result.numUpdatedRows > 0n;

@@ -30,7 +30,7 @@ export async function takeEndedUpstreamJobs(
     if (rows.length > 0) {
       await trx
         .updateTable('tasks')
-        .set((eb) => ({ upstream_job: eb.val(null) }))
+        .set((eb) => ({ upstream_job: eb.val(null), upstream_job_id: eb.val(null) }))
         .where((eb) =>
           isOneOf(
             trx,
