@@ -11,6 +11,11 @@
  *   [S4] BytePlus "Create a video generation task" (docs.byteplus.com/en/docs/ModelArk/1520757, Seedance 2.5
  *        edition): fields, per-model values, roles, media limits.
  *   [S5] BytePlus's 1.5-era pages (Base URL & auth, create, retrieve, list, cancel/delete and its status table).
+ *   [S17] Volcengine's create page (volcengine.com/docs/82379/1520757, 2025-09-17 edition, as mirrored by
+ *        bolecodex/volcano-ai-workshop docs/video.md), `callback_url`: "when the status of the video generation task
+ *        changes, Ark pushes a POST request to this address; the callback's body has the same structure as the
+ *        query task API's answer; its status is queued, running, succeeded or failed (succeeded and failed are
+ *        sent three times more when no success is received within 5 seconds)". Nothing says it is signed.
  *   [live] Captures of the real API by third parties: S7 (validation, roles, "reference_video must be provided
  *        as a web url", unknown fields ignored), S8 (per-model probes, the 409 on DELETE of a running task),
  *        S9 (the exact 401 body), S11 (a real create / running / succeeded exchange), S12 (the exact
@@ -36,6 +41,12 @@
  * the model's series [S4]) with a mono AAC track when `generate_audio` is on [S4], made once per shape, served
  * at a signed link on another path as TOS serves it [S3, S7].
  *
+ * Callbacks [S17]: with `callback_url`, each change of a task's status after its creation (to `running`, then its
+ * end) is POSTed there as the task object, unsigned, through `callbackNetwork` (callback-sender.ts), and a final
+ * one is sent up to three more times while it is not answered 2xx within 5 s. The fake's choices: a
+ * `callback_url` that is not an absolute http(s) URL is refused like other invalid parameters, the creation
+ * itself (`queued`) is not called back, and retries come 50 ms apart, doubling.
+ *
  * The fake's own choices, where the sources are silent: the code of an unknown task id (404 NotFound.Task,
  * after the official `NotFound.{{Parameter}}` pattern), of DELETE on a cancelled task (409
  * InvalidAction.CancelledTaskDeletion), the wording of the image and audio limit refusals, a `Retry-After`
@@ -47,6 +58,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadImage } from '@napi-rs/canvas';
+import { CallbackNetwork, deliverWithRetries, type SentCallback } from './callback-sender.js';
 import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
 import { fakeVideoFile } from './fake-video-file.js';
 
@@ -369,6 +381,8 @@ interface Task {
   readonly seed: number;
   readonly audio: boolean;
   readonly signature: string;
+  /** Where its status changes are POSTed [S17]. */
+  readonly callbackUrl: string | undefined;
   file?: string;
   error?: { code: string; message: string };
 }
@@ -426,6 +440,10 @@ export class FakeArkServer {
   readonly busyPolls: ScriptedAnswer[] = [];
   /** Prompt words moderation refuses (400 InputTextSensitiveContentDetected [S3, S14]). */
   readonly flaggedWords: string[] = [];
+  /** What stands between Ark and the gateway its callbacks go to. */
+  readonly callbackNetwork = new CallbackNetwork();
+  /** Every callback attempt, as it was answered. */
+  readonly callbacks: SentCallback[] = [];
   readonly #options: FakeArkOptions;
   readonly #http: LoopbackServer;
   readonly #tasks = new Map<string, Task>();
@@ -457,6 +475,46 @@ export class FakeArkServer {
   /** A task's status now, undefined once deleted. */
   statusOf(id: string): ArkTaskStatus | undefined {
     return this.#tasks.get(id)?.status;
+  }
+
+  /** Moves a queued task to `running`, as Ark does in its own time, and calls back [S17]. */
+  async start(id: string): Promise<SentCallback | undefined> {
+    const task = this.#mustTask(id);
+    if (task.status !== 'queued') throw new Error(`task ${id} is ${task.status}, not queued`);
+    task.status = 'running';
+    return this.#callBack(task);
+  }
+
+  /** Ends a queued or running task with `outcome`, as Ark does in its own time, and calls back [S17]. */
+  async finish(id: string): Promise<SentCallback | undefined> {
+    const task = this.#mustTask(id);
+    if (task.status !== 'queued' && task.status !== 'running') {
+      throw new Error(`task ${id} is ${task.status} already`);
+    }
+    await this.#finish(task);
+    return this.#callBack(task);
+  }
+
+  #mustTask(id: string): Task {
+    const task = this.#tasks.get(id);
+    if (!task) throw new Error(`no task ${id}`);
+    return task;
+  }
+
+  /** The task object POSTed to its `callback_url`; a final status is sent again while unanswered [S17]. */
+  #callBack(task: Task): Promise<SentCallback | undefined> {
+    if (!task.callbackUrl) return Promise.resolve(undefined);
+    const final = task.status !== 'queued' && task.status !== 'running';
+    return deliverWithRetries({
+      network: this.callbackNetwork,
+      url: task.callbackUrl,
+      body: JSON.stringify(this.#object(task)),
+      headers: () => ({}),
+      attempts: final ? 4 : 1,
+      retryDelayMs: 50,
+      timeoutMs: 5000,
+      sent: this.callbacks,
+    });
   }
 
   /** Resolves with the first request (already answered, or yet to come) that matches. */
@@ -639,6 +697,10 @@ export class FakeArkServer {
         'The request failed because the input text may contain sensitive information.',
       );
     }
+    const callbackUrl = body.callback_url as string | undefined;
+    if (callbackUrl !== undefined && !/^https?:\/\/[^\s/]+/i.test(callbackUrl)) {
+      throw invalid('the parameter callback_url specified in the request is not valid', 'callback_url');
+    }
     const queued = [...this.#tasks.values()].filter((task) => task.status === 'queued').length;
     if (queued >= (this.#options.queueLimit ?? 120)) {
       throw new ArkRefusal(429, 'QuotaExceeded', 'The request has exceeded the quota.');
@@ -667,6 +729,7 @@ export class FakeArkServer {
       seed: typeof body.seed === 'number' && body.seed >= 0 ? body.seed : randomBytes(2).readUInt16BE(),
       audio: rules.audio && body.generate_audio !== false,
       signature: randomBytes(32).toString('hex'),
+      callbackUrl,
     });
     return { id };
   }
@@ -1000,10 +1063,12 @@ export class FakeArkServer {
   /** Each poll moves the task on: `queued`, `running`, then its outcome. */
   async #poll(task: Task): Promise<unknown> {
     if (task.status === 'queued' || task.status === 'running') {
+      const before = task.status;
       task.polls++;
       if (task.polls > this.pollsQueued) task.status = 'running';
       const done = this.outcome !== 'never-finish' && task.polls > this.pollsQueued + this.pollsRunning;
       if (done) await this.#finish(task);
+      if (task.status !== before) void this.#callBack(task);
     }
     return this.#object(task);
   }

@@ -27,6 +27,15 @@
  *   `"Invalid Key Authorization header format. Expected '<key_id>:<key_secret>'."`, 403 "User is locked.
  *   Reason: Exhausted balance…", 405 when status is polled under the full model path, and (Seedance v2, one
  *   report) a 404 "Path not found" at the owner/app result URL where the full path worked (`resultAtFullPath`).
+ * - [WEBHOOKS] https://docs.fal.ai/model-endpoints/webhooks (and its "Verifying Your Webhook" section): a
+ *   submission with `?fal_webhook=<url>` (fal-js `queue.ts`: `query: { fal_webhook: webhookUrl }`) is POSTed to
+ *   once done, `{request_id, gateway_request_id, status: "OK" | "ERROR", payload, error?}` ("Invalid status code:
+ *   422" for a model's error), retried "10 times in the span of 2 hours" when not delivered; signed with ED25519:
+ *   `X-Fal-Webhook-Request-Id`, `-User-Id`, `-Timestamp` (Unix seconds), `-Signature` (hex) over the request id,
+ *   user id, timestamp and the hex SHA-256 of the body joined by newlines, under a key of the JWKS at
+ *   https://rest.alpha.fal.ai/.well-known/jwks.json (`OKP`/`Ed25519`, `x` base64url), here a third server
+ *   (`jwksUrl`) listing the fake's key and another. Its choices: a `fal_webhook` that is not an absolute http(s)
+ *   URL refused 422 in pydantic's words, and retries 4 attempts 50 ms apart, doubling.
  *
  * The models validate like the pydantic apps they are (unknown fields ignored, `duration` a string enum, a
  * number there refused), with pydantic v2's messages. Where no source says, the fake chooses and says so: the
@@ -34,10 +43,11 @@
  * not-ready message), the size, frame rate (24) and frame count (duration × 24 + 1) of the video made, and how
  * many polls a request takes (`pollsToFinish`). Every video is a real MP4, made with ffmpeg once per shape.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, generateKeyPairSync, type KeyObject, randomUUID, sign } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadImage } from '@napi-rs/canvas';
+import { CallbackNetwork, deliverWithRetries, type SentCallback } from './callback-sender.js';
 import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
 import { fakeVideoFile } from './fake-video-file.js';
 
@@ -62,6 +72,8 @@ export interface RecordedSubmit {
   readonly authorization: string | undefined;
   /** The body as received. */
   readonly input: unknown;
+  /** The `fal_webhook` query parameter, if any. */
+  readonly webhook: string | undefined;
 }
 
 export interface RecordedRequest {
@@ -172,6 +184,8 @@ interface QueuedRequest {
   state: 'IN_QUEUE' | 'IN_PROGRESS' | 'COMPLETED';
   answer?: ModelAnswer;
   cancelled: boolean;
+  /** `fal_webhook`, POSTed to once it completes [WEBHOOKS]. */
+  readonly webhook: string | undefined;
 }
 
 class Refusal extends Error {
@@ -246,9 +260,21 @@ export class FakeFalServer {
   resultAtFullPath = false;
   /** Answers to the next calls of a route before it is served, as fal's ingress gives them under load. */
   readonly busyAnswers: { route: FalRoute; status: number; headers?: Record<string, string> }[] = [];
+  /** What stands between fal and the gateway its webhooks go to. */
+  readonly callbackNetwork = new CallbackNetwork();
+  /** Every webhook attempt, as it was answered. */
+  readonly webhooks: SentCallback[] = [];
+  /** Requests the JWKS server had. */
+  jwksRequests = 0;
+  /** The account's user id, in `X-Fal-Webhook-User-Id`. */
+  readonly userId = `fake-user-${randomUUID().slice(0, 8)}`;
+  readonly #signingKey = generateKeyPairSync('ed25519');
+  /** Listed in the JWKS beside the signing key, as fal lists several. */
+  readonly #otherKey = generateKeyPairSync('ed25519');
   readonly #options: FakeFalOptions;
   readonly #queue: LoopbackServer;
   readonly #media: LoopbackServer;
+  readonly #rest: LoopbackServer;
   readonly #requests = new Map<string, QueuedRequest>();
   readonly #files = new Map<string, string>();
 
@@ -256,12 +282,92 @@ export class FakeFalServer {
     this.#options = options;
     this.#queue = new LoopbackServer((req, res) => this.#handleQueue(req, res));
     this.#media = new LoopbackServer((req, res) => this.#handleMedia(req, res));
+    this.#rest = new LoopbackServer(async (req, res) => {
+      const path = new URL(req.url ?? '/', 'http://fake').pathname;
+      this.jwksRequests++;
+      if (req.method !== 'GET' || path !== '/.well-known/jwks.json') {
+        sendJson(res, 404, { detail: 'Not Found' });
+        return;
+      }
+      const keys = [this.#otherKey, this.#signingKey].map(({ publicKey }, index) => ({
+        ...(publicKey.export({ format: 'jwk' }) as Record<string, unknown>),
+        kid: `fake-${index}`,
+      }));
+      sendJson(res, 200, { keys });
+    });
   }
 
   static async start(options: FakeFalOptions): Promise<FakeFalServer> {
     const fake = new FakeFalServer(options);
-    await Promise.all([fake.#queue.listen(), fake.#media.listen()]);
+    await Promise.all([fake.#queue.listen(), fake.#media.listen(), fake.#rest.listen()]);
     return fake;
+  }
+
+  /** The JWKS of the webhooks' keys (`https://rest.alpha.fal.ai/.well-known/jwks.json`). */
+  get jwksUrl(): string {
+    return `${this.#rest.url}/.well-known/jwks.json`;
+  }
+
+  /**
+   * Completes a request now, as the model does in its own time (whatever `pollsToFinish` says), and sends its
+   * webhook; resolves with the webhook's last attempt (undefined without one).
+   */
+  async finish(id: string): Promise<SentCallback | undefined> {
+    const request = this.#requests.get(id);
+    if (!request) throw new Error(`no request ${id}`);
+    if (request.state === 'COMPLETED' || request.cancelled) throw new Error(`request ${id} is over`);
+    await this.#complete(request);
+    return this.#sendWebhook(request);
+  }
+
+  /**
+   * Headers signing `body` as fal signs a webhook [WEBHOOKS]: at `at`, with the fake's key unless `key` is given.
+   */
+  signWebhook(
+    requestId: string,
+    body: string,
+    options: { readonly at?: Date; readonly key?: KeyObject } = {},
+  ): Record<string, string> {
+    const timestamp = String(Math.floor((options.at ?? new Date()).getTime() / 1000));
+    const digest = createHash('sha256').update(body).digest('hex');
+    const message = Buffer.from([requestId, this.userId, timestamp, digest].join('\n'));
+    return {
+      'x-fal-webhook-request-id': requestId,
+      'x-fal-webhook-user-id': this.userId,
+      'x-fal-webhook-timestamp': timestamp,
+      'x-fal-webhook-signature': sign(null, message, options.key ?? this.#signingKey.privateKey).toString(
+        'hex',
+      ),
+    };
+  }
+
+  /** The completed request's answer, POSTed to its `fal_webhook` [WEBHOOKS]. */
+  #sendWebhook(request: QueuedRequest): Promise<SentCallback | undefined> {
+    const { webhook, answer } = request;
+    if (!webhook || !answer) return Promise.resolve(undefined);
+    const ok = answer.status === 200;
+    const body = JSON.stringify({
+      request_id: request.id,
+      gateway_request_id: request.id,
+      status: ok ? 'OK' : 'ERROR',
+      ...(ok ? {} : { error: `Invalid status code: ${answer.status}` }),
+      payload: answer.body,
+    });
+    return deliverWithRetries({
+      network: this.callbackNetwork,
+      url: webhook,
+      body,
+      headers: () => this.signWebhook(request.id, body),
+      attempts: 4,
+      retryDelayMs: 50,
+      timeoutMs: 5000,
+      sent: this.webhooks,
+    });
+  }
+
+  async #complete(request: QueuedRequest): Promise<void> {
+    request.answer = await this.#runModel(request);
+    request.state = 'COMPLETED';
   }
 
   /** The queue's base URL (`https://queue.fal.run`). */
@@ -282,7 +388,7 @@ export class FakeFalServer {
   }
 
   async close(): Promise<void> {
-    for (const server of [this.#queue, this.#media]) await server.close();
+    for (const server of [this.#queue, this.#media, this.#rest]) await server.close();
   }
 
   async #handleQueue(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -355,7 +461,7 @@ export class FakeFalServer {
     if (model) {
       if (method !== 'POST') throw new Refusal(405, { detail: 'Method Not Allowed' });
       this.#busy('submit');
-      return { status: 200, body: this.#submit(req, model, raw), headers: {} };
+      return { status: 200, body: this.#submit(req, url, model, raw), headers: {} };
     }
     const match = /^(.+)\/requests\/([^/]+)(\/status|\/cancel)?$/.exec(path);
     if (!match) throw new Refusal(404, { detail: 'Not Found' });
@@ -399,7 +505,7 @@ export class FakeFalServer {
   }
 
   /** [QUEUE] submit; [QUEUE-OPENAPI] the input is any JSON object, checked only when the model runs. */
-  #submit(req: IncomingMessage, model: string, raw: Buffer): unknown {
+  #submit(req: IncomingMessage, url: URL, model: string, raw: Buffer): unknown {
     if (this.locked) {
       throw new Refusal(403, {
         detail: 'User is locked. Reason: Exhausted balance. Top up your balance at fal.ai/dashboard/billing',
@@ -417,15 +523,37 @@ export class FakeFalServer {
     } catch {
       input = undefined;
     }
-    this.submits.push({ model, contentType, authorization: req.headers.authorization, input });
+    const webhook = url.searchParams.get('fal_webhook') ?? undefined;
+    this.submits.push({ model, contentType, authorization: req.headers.authorization, input, webhook });
     if (!contentType?.toLowerCase().startsWith('application/json') || !isRecord(input)) {
       throw new Refusal(422, {
         detail: [{ loc: ['body'], msg: 'Input should be a valid dictionary', type: 'dict_type' }],
       });
     }
+    if (webhook !== undefined && !/^https?:\/\/[^\s/]+/i.test(webhook)) {
+      throw new Refusal(422, {
+        detail: [
+          {
+            loc: ['query', 'fal_webhook'],
+            msg: 'Input should be a valid URL, relative URL without a base',
+            type: 'url_parsing',
+            input: webhook,
+          },
+        ],
+      });
+    }
     const id = randomUUID();
     const app = appOf(model);
-    this.#requests.set(id, { id, model, app, input, polls: 0, state: 'IN_QUEUE', cancelled: false });
+    this.#requests.set(id, {
+      id,
+      model,
+      app,
+      input,
+      polls: 0,
+      state: 'IN_QUEUE',
+      cancelled: false,
+      webhook,
+    });
     return { status: 'IN_QUEUE', ...this.#urls(app, id), queue_position: 0 };
   }
 
@@ -442,8 +570,8 @@ export class FakeFalServer {
     if (request.state !== 'COMPLETED' && !request.cancelled) {
       request.polls++;
       if (this.outcome !== 'never-finish' && request.polls >= this.pollsToFinish) {
-        request.answer = await this.#runModel(request);
-        request.state = 'COMPLETED';
+        await this.#complete(request);
+        void this.#sendWebhook(request);
       } else if (request.polls > 1) {
         request.state = 'IN_PROGRESS';
       }

@@ -24,17 +24,28 @@
  *   seven values, "ignored if an image is used"; `fps` only 24; `camera_fixed` boolean; `seed` nullable integer).
  * - [SEEDANCE] the frame sizes Seedance 1.0 makes per resolution and ratio, and its 24 fps × seconds + 1 frames
  *   (BytePlus ModelArk's Seedance documentation; 9:21 is not in its table: the fake mirrors 21:9).
+ * - [WEBHOOKS] https://replicate.com/docs/topics/webhooks/setup-webhook, …/receive-webhook, …/verify-webhook and
+ *   https://replicate.com/docs/reference/http (`webhook`: "An HTTPS URL …"; `webhook_events_filter`: `start`,
+ *   `output`, `logs`, `completed`, by default new outputs and the end; `webhooks.default.secret.get` answering
+ *   `{"key": "whsec_…"}`), as mirrored by guinness77/replicate-docs @ 0efb2e1d; the retries of the final webhook
+ *   on a 4xx or 5xx answer ("several times on an exponential backoff", intermediate ones never) from the receive
+ *   page as quoted by profdl/picabiaBolt2. Each delivery is the prediction object, signed as Standard Webhooks
+ *   prescribe (`webhook-id`, the same on a retry; `webhook-timestamp`; `webhook-signature` `v1,<base64>`).
  *
  * Where the sources are silent the fake chooses, and says so with "(fake's choice)": the status code of a
  * body that is not JSON or of the wrong type, how many polls a prediction takes (`pollsToFinish`), its logs,
  * the text of a model failure and of a 5xx, and the shape of a video made from an `http(s)` image it does not
- * fetch. Output files live on a second server standing in for replicate.delivery, which serves them with or
- * without a key and records which it got. Not modelled: webhooks being called, `Prefer: wait` holding the
- * request, `Cancel-After` deadlines, data removal after an hour, the Files API.
+ * fetch, and, for webhooks [WEBHOOKS], the secret (one per fake), retries 50 ms apart doubling (four attempts),
+ * `logs` sent at each poll's new line without the real 500 ms throttle, and the prediction object keeping its
+ * data: URL inputs (the real one no longer returns them). Output files live on a second server standing in for
+ * replicate.delivery, which serves them with or without a key and records which it got. Not modelled:
+ * `Prefer: wait` holding the request, `Cancel-After` deadlines, data removal after an hour, the Files API.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadImage } from '@napi-rs/canvas';
+import { Webhook } from 'standardwebhooks';
+import { CallbackNetwork, deliverWithRetries, type SentCallback } from './callback-sender.js';
 import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
 import { fakeVideoFile } from './fake-video-file.js';
 
@@ -244,7 +255,7 @@ function predictionId(): string {
 }
 
 export type FakeOutcome = 'succeed' | 'fail' | 'never-finish';
-export type FakeRoute = 'account' | 'create' | 'poll' | 'cancel';
+export type FakeRoute = 'account' | 'create' | 'poll' | 'cancel' | 'secret';
 
 export interface RecordedRequest {
   readonly route: FakeRoute | 'other';
@@ -286,7 +297,13 @@ interface FakePrediction {
   readonly video: Video | { readonly failure: string };
   readonly flagged: boolean;
   polls: number;
+  /** Where its events go, and which [WEBHOOKS]. */
+  readonly webhook: string | undefined;
+  readonly events: readonly string[];
 }
+
+/** [WEBHOOKS] "By default, … whenever there are new outputs or the prediction has finished." */
+const DEFAULT_EVENTS = ['output', 'completed'];
 
 export interface FakeReplicateOptions {
   readonly apiKey: string;
@@ -309,6 +326,12 @@ export class FakeReplicate {
   outputAsList = false;
   /** `urls.get` on another host than the API's (no real Replicate does this; the engine must not follow it). */
   foreignGetUrls = false;
+  /** The account's webhook signing secret [WEBHOOKS]. */
+  readonly webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
+  /** What stands between Replicate and the gateway its webhooks go to. */
+  readonly callbackNetwork = new CallbackNetwork();
+  /** Every webhook attempt, as it was answered. */
+  readonly webhooks: SentCallback[] = [];
   readonly #options: FakeReplicateOptions;
   readonly #api: LoopbackServer;
   readonly #delivery: LoopbackServer;
@@ -346,6 +369,52 @@ export class FakeReplicate {
 
   prediction(id: string): Json | undefined {
     return this.#predictions.get(id)?.object;
+  }
+
+  /**
+   * Ends a prediction now, as the model does in its own time (whatever `pollsToFinish` says), and sends its
+   * webhooks; resolves with the `completed` one's last attempt (undefined without a webhook).
+   */
+  async finish(id: string): Promise<SentCallback | undefined> {
+    const prediction = this.#predictions.get(id);
+    if (!prediction) throw new Error(`no prediction ${id}`);
+    if (!['starting', 'processing'].includes(String(prediction.object.status))) {
+      throw new Error(`prediction ${id} is ${String(prediction.object.status)} already`);
+    }
+    await this.#end(prediction);
+    return this.#endWebhooks(prediction);
+  }
+
+  /** Headers signing `body` as a webhook is signed [WEBHOOKS]: with `secret` (the account's), at `at`. */
+  signWebhook(
+    body: string,
+    options: { readonly secret?: string; readonly at?: Date; readonly id?: string } = {},
+  ): Record<string, string> {
+    const id = options.id ?? `msg_${randomBytes(12).toString('base64url')}`;
+    const at = options.at ?? new Date();
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(options.secret ?? this.webhookSecret).sign(id, at, body),
+    };
+  }
+
+  /** The prediction to its webhook for `event`, if asked for; the final one retried while unanswered. */
+  #sendWebhook(prediction: FakePrediction, event: string): Promise<SentCallback | undefined> {
+    const { webhook } = prediction;
+    if (!webhook || !prediction.events.includes(event)) return Promise.resolve(undefined);
+    const body = JSON.stringify(prediction.object);
+    const id = `msg_${randomBytes(12).toString('base64url')}`;
+    return deliverWithRetries({
+      network: this.callbackNetwork,
+      url: webhook,
+      body,
+      headers: () => this.signWebhook(body, { id }),
+      attempts: event === 'completed' ? 4 : 1,
+      retryDelayMs: 50,
+      timeoutMs: 5000,
+      sent: this.webhooks,
+    });
   }
 
   async close(): Promise<void> {
@@ -417,6 +486,10 @@ export class FakeReplicate {
     if (official || path === '/v1/predictions') {
       allow(method, 'POST');
       return this.#create(req, path, raw, origin, official ? `${official[1]}/${official[2]}` : undefined);
+    }
+    if (path === '/v1/webhooks/default/secret') {
+      allow(method, 'GET');
+      return { status: 200, body: { key: this.webhookSecret } };
     }
     const cancel = /^\/v1\/predictions\/([^/]+)\/cancel$/.exec(path);
     if (cancel) {
@@ -549,6 +622,7 @@ export class FakeReplicate {
         cancel: `${origin}/v1/predictions/${id}/cancel`,
         web: `https://replicate.com/p/${id}`,
       },
+      ...(typeof webhook === 'string' && { webhook, webhook_events_filter: events ?? DEFAULT_EVENTS }),
     };
     const prompt = String(input.prompt);
     this.#predictions.set(id, {
@@ -556,6 +630,8 @@ export class FakeReplicate {
       video: await seedanceVideo(input),
       flagged: prompt.includes(FLAGGED_WORD),
       polls: 0,
+      webhook: typeof webhook === 'string' ? webhook : undefined,
+      events: (events as string[] | undefined) ?? DEFAULT_EVENTS,
     });
     return { status: 201, body: object };
   }
@@ -567,19 +643,44 @@ export class FakeReplicate {
     const object = prediction.object;
     if (!['starting', 'processing'].includes(String(object.status))) return object;
     prediction.polls++;
-    const seed = object.input && (object.input as Json).seed;
     if (prediction.polls === 1) {
-      object.status = 'processing';
-      object.started_at = new Date().toISOString();
-      object.logs = `Using seed: ${String(seed ?? 'random')}\n`;
+      this.#start(prediction);
+      void this.#sendWebhook(prediction, 'start');
     }
     const steps = this.pollsToFinish;
-    const step = Math.min(prediction.polls, steps);
-    const percent = Math.floor((100 * step) / steps);
-    const bar = '█'.repeat(Math.floor(step * (10 / steps))).padEnd(10, ' ');
-    // [PY] prediction.py Progress.parse reads the last line of this form.
-    object.logs = `${String(object.logs)}${percent}%|${bar}| ${step}/${steps} [00:0${step}<00:00, 1.00it/s]\n`;
+    if (Number.isFinite(steps)) {
+      const step = Math.min(prediction.polls, steps);
+      const percent = Math.floor((100 * step) / steps);
+      const bar = '█'.repeat(Math.floor(step * (10 / steps))).padEnd(10, ' ');
+      // [PY] prediction.py Progress.parse reads the last line of this form.
+      object.logs = `${String(object.logs)}${percent}%|${bar}| ${step}/${steps} [00:0${step}<00:00, 1.00it/s]\n`;
+      void this.#sendWebhook(prediction, 'logs');
+    }
     if (this.outcome === 'never-finish' || prediction.polls < steps) return object;
+    await this.#end(prediction);
+    void this.#endWebhooks(prediction);
+    return object;
+  }
+
+  /** `starting` → `processing`, its logs begun. */
+  #start(prediction: FakePrediction): void {
+    const { object } = prediction;
+    const seed = object.input && (object.input as Json).seed;
+    object.status = 'processing';
+    object.started_at = new Date().toISOString();
+    object.logs = `Using seed: ${String(seed ?? 'random')}\n`;
+  }
+
+  /** The webhooks of a prediction that ended (`output` when it has one, then `completed`). */
+  async #endWebhooks(prediction: FakePrediction): Promise<SentCallback | undefined> {
+    if (prediction.object.status === 'succeeded') await this.#sendWebhook(prediction, 'output');
+    return this.#sendWebhook(prediction, 'completed');
+  }
+
+  /** The prediction's end: its status, output or error. */
+  async #end(prediction: FakePrediction): Promise<void> {
+    const { object } = prediction;
+    if (object.status === 'starting') this.#start(prediction);
     const end = { completed_at: new Date().toISOString(), metrics: { predict_time: 1.5, total_time: 2 } };
     if (prediction.flagged) {
       Object.assign(object, { status: 'failed', error: SENSITIVE_ERROR, ...end });
@@ -595,7 +696,6 @@ export class FakeReplicate {
       const output = this.outputAsList ? [`${this.deliveryUrl}/${token}/poster.webp`, video] : video;
       Object.assign(object, { status: 'succeeded', output, ...end });
     }
-    return object;
   }
 
   /** [BETA] cancel() → the prediction `canceled`; a prediction already ended is returned as it is. */
@@ -607,6 +707,7 @@ export class FakeReplicate {
       object.status = 'canceled';
       object.completed_at = new Date().toISOString();
       this.cancelled.push(id);
+      void this.#sendWebhook(prediction, 'completed');
     }
     return object;
   }
@@ -654,6 +755,7 @@ export class FakeReplicate {
 
 function routeOf(method: string, path: string): FakeRoute | 'other' {
   if (path === '/v1/account') return 'account';
+  if (path === '/v1/webhooks/default/secret') return 'secret';
   if (path === '/v1/predictions' || /^\/v1\/models\/[^/]+\/[^/]+\/predictions$/.test(path)) return 'create';
   if (/^\/v1\/predictions\/[^/]+\/cancel$/.test(path)) return 'cancel';
   if (/^\/v1\/predictions\/[^/]+$/.test(path) && method === 'GET') return 'poll';
