@@ -121,10 +121,13 @@ export function loadEnginesConfig(config: Pick<Config, 'enginesFile'>): EnginesC
   return config.enginesFile ? loadEnginesFile(config.enginesFile) : defaultEnginesConfig();
 }
 
-/** The engines of `VIDEOGEN_ENGINES_FILE`, or the local engine for all six model IDs. */
-export function openEngines(enginesConfig: EnginesConfig): OpenedEngines {
+/**
+ * The engines of `VIDEOGEN_ENGINES_FILE`, or the local engine for all six model IDs; those with `callbacks: true`
+ * are called back under `publicUrl` (`VIDEOGEN_PUBLIC_URL`).
+ */
+export function openEngines(enginesConfig: EnginesConfig, publicUrl?: string): OpenedEngines {
   const dispatcher = createOutboundAgent();
-  const engines = createEngines(enginesConfig, { dispatcher });
+  const engines = createEngines(enginesConfig, { dispatcher, ...(publicUrl && { publicUrl }) });
   return {
     config: enginesConfig,
     engines,

@@ -18,6 +18,11 @@ import {
   openWorkSignal,
 } from './adapters.js';
 import type { Config } from './config.js';
+import {
+  callbackEngines,
+  checkProviderCallbacks,
+  createCallbackVerifiers,
+} from './engines/callbacks/provider-callbacks.js';
 import { EngineRouter } from './engines/engine-router.js';
 import { routeCapabilities, routedInputCheck } from './engines/routed-inputs.js';
 import { FileService } from './files/file-service.js';
@@ -25,6 +30,7 @@ import { type ApiDependencies, buildApp } from './http/app.js';
 import { Metrics } from './metrics.js';
 import { ModelList } from './models/model-list.js';
 import { createGuardedDispatcher } from './outbound/guarded-dispatcher.js';
+import { createOutboundAgent } from './outbound/outbound-agent.js';
 import type { Engine } from './ports/engine.js';
 import type { Storage } from './ports/storage.js';
 import type { Store } from './ports/store.js';
@@ -33,6 +39,7 @@ import { ScratchSpace } from './process/scratch-space.js';
 import { SpaceAlarm } from './process/space-alarm.js';
 import { JobWakeups } from './runner/job-wakeups.js';
 import { WorkerPool } from './runner/worker-pool.js';
+import { ProviderCallbacks } from './tasks/provider-callbacks.js';
 import { ResultLinks } from './tasks/result-links.js';
 import { RetentionSweeper } from './tasks/retention.js';
 import { TaskService } from './tasks/task-service.js';
@@ -74,6 +81,14 @@ export async function startService(
   // Before anything is opened: a mistake in the engines file stops the start with its own message. API
   // processes read it too, to refuse at creation what the routed engine cannot take.
   const enginesConfig = loadEnginesConfig(config);
+  checkProviderCallbacks(enginesConfig, config.publicUrl);
+  // API processes take the providers' callbacks: each engine's verifier, built now so a bad option stops the start;
+  // they fetch their providers' keys (Replicate's secret, fal's JWKS) through an agent of their own.
+  const keysDispatcher =
+    servesApi && callbackEngines(enginesConfig).length > 0 ? createOutboundAgent() : undefined;
+  const callbackVerifiers = keysDispatcher
+    ? createCallbackVerifiers(enginesConfig, { dispatcher: keysDispatcher })
+    : new Map();
   const engines = runsWorkers
     ? options.engine
       ? {
@@ -82,7 +97,7 @@ export async function startService(
           router: EngineRouter.all(options.engine),
           close: async () => {},
         }
-      : openEngines(enginesConfig)
+      : openEngines(enginesConfig, config.publicUrl)
     : undefined;
   const onStoreError = (error: unknown) =>
     logger.warn({ err: error }, 'store connection error; reconnecting');
@@ -193,6 +208,12 @@ export async function startService(
       },
       store,
     });
+    // A verified callback wakes the job's poll here or, on PostgreSQL, in whichever worker process follows it.
+    const providerCallbacks = new ProviderCallbacks({
+      store,
+      verifiers: callbackVerifiers,
+      wake: (taskId) => void signal.notify('polls', taskId),
+    });
     api = {
       keys: new ApiKeyAuthentication(store),
       tasks,
@@ -203,6 +224,7 @@ export async function startService(
       dashboard,
       models,
       publicUrl: answerBase,
+      providerCallbacks,
     };
   }
 
@@ -261,6 +283,7 @@ export async function startService(
     await app.close().catch(() => undefined);
     await signal.close();
     await dispatcher.close();
+    await keysDispatcher?.close();
     await engines?.close();
     await store.close();
     await scratch.close();
@@ -319,6 +342,7 @@ export async function startService(
       for (const stop of unsubscribe) stop?.();
       await signal.close();
       await dispatcher.close();
+      await keysDispatcher?.close();
       await engines?.close();
       await store.close();
       await scratch.close();

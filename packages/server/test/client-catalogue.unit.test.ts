@@ -34,9 +34,12 @@ type DashboardOnlyCode =
   | 'api_key_not_found'
   | 'precondition_failed';
 
+/** The codes only the route providers call back at answers with: no client of the API calls it. */
+type ProviderCallbackOnlyCode = 'invalid_callback_signature' | 'upstream_unavailable';
+
 // Compile-time: these fail the build when the shapes part.
 export type Checks = [
-  Assert<Same<Exclude<ErrorCode, DashboardOnlyCode>, client.ApiErrorCode>>,
+  Assert<Same<Exclude<ErrorCode, DashboardOnlyCode | ProviderCallbackOnlyCode>, client.ApiErrorCode>>,
   Assert<Same<client.ModelId, (typeof MODEL_IDS)[number]>>,
   // Not `keyof (CompletedTask & FailedTask)`: their `status` literals clash, making the intersection `never`.
   Assert<Same<keyof PublicTask, AnyKey<client.Task>>>,

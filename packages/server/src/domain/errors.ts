@@ -24,6 +24,8 @@ export const API_ERRORS = {
   invalid_api_key: { status: 401, type: 'authentication_error' },
   invalid_credentials: { status: 401, type: 'authentication_error' },
   not_signed_in: { status: 401, type: 'authentication_error' },
+  /** A provider's callback whose signature is missing, wrong, or dated more than 5 minutes from now. */
+  invalid_callback_signature: { status: 401, type: 'authentication_error' },
   /** The creation would pass a monthly limit of the account or the API key (video seconds or cost). */
   budget_exceeded: { status: 402, type: 'budget_error' },
   invalid_signature: { status: 403, type: 'authentication_error' },
@@ -49,6 +51,8 @@ export const API_ERRORS = {
   overloaded: { status: 503, type: 'api_error' },
   /** No space is left to write the request's data (the disk, or the database server's, is full). */
   storage_full: { status: 503, type: 'api_error' },
+  /** A provider's callback could not be verified: the provider's keys could not be fetched. */
+  upstream_unavailable: { status: 503, type: 'api_error' },
 } as const satisfies Record<string, { status: number; type: ErrorType }>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;

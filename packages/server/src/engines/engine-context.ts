@@ -14,6 +14,11 @@ export interface EngineContext {
   readonly pollDispatcher?: Dispatcher;
   /** The ffmpeg binary; `media/ffmpeg-paths.ts`'s choice when absent. */
   readonly ffmpegPath?: string;
+  /**
+   * Where the provider is to call back when a job changes (engines/callbacks/provider-callbacks.ts), set for an
+   * engine with `callbacks: true`: the submission carries it in the provider's own field.
+   */
+  readonly callbackUrl?: string;
 }
 
 /** The dispatcher an engine polls its jobs through. */

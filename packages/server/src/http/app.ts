@@ -22,6 +22,7 @@ import type { FileService } from '../files/file-service.js';
 import type { Metrics } from '../metrics.js';
 import type { ModelList } from '../models/model-list.js';
 import type { Storage } from '../ports/storage.js';
+import type { ProviderCallbacks } from '../tasks/provider-callbacks.js';
 import type { ResultLinks } from '../tasks/result-links.js';
 import type { TaskService } from '../tasks/task-service.js';
 import type { UsageService } from '../usage/usage-service.js';
@@ -54,6 +55,7 @@ import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { modelRoutes } from './routes/models.js';
+import { providerCallbackRoutes } from './routes/provider-callbacks.js';
 import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
 import { taskRoutes } from './routes/tasks.js';
@@ -76,6 +78,8 @@ export interface ApiDependencies {
   readonly dashboard?: DashboardDependencies;
   /** The base of the URLs in the answer to a request sent to `requestOrigin` (the document's `servers`). */
   readonly publicUrl: (requestOrigin?: string) => string;
+  /** `POST /v1/provider-callbacks/{engine}`. */
+  readonly providerCallbacks?: ProviderCallbacks;
 }
 
 export interface DashboardDependencies {
@@ -301,6 +305,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
       if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });
       if (api.models) modelRoutes(routes, { models: api.models, authenticate });
       resultRoutes(routes, { links: api.links, storage: api.storage });
+      if (api.providerCallbacks) providerCallbackRoutes(routes, { callbacks: api.providerCallbacks });
       const { dashboard } = api;
       if (dashboard) {
         const { sessions, secureCookies, settings } = dashboard;

@@ -150,6 +150,11 @@ export function registerOpenApi(
         { name: 'Usage', description: 'Video seconds and cost of completed tasks.' },
         { name: 'Operations', description: 'Health checks and metrics, without authentication.' },
         {
+          name: 'Provider callbacks',
+          description:
+            "Where providers call back when an engine's job changes (engines with `callbacks: true`); not for clients.",
+        },
+        {
           name: 'Dashboard',
           description:
             "The account dashboard's own routes (sign-in, API keys and their limits, the account's limits, webhook secret), for its page.",

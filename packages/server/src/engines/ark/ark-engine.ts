@@ -121,11 +121,12 @@ export class ArkEngine extends RemoteJobEngine<string> {
             ffmpegPath: this.context.ffmpegPath,
           },
         );
+        const { callbackUrl } = this.context;
         const call: UpstreamCall = {
           method: 'POST',
           url: this.#url(TASKS_PATH),
           headers: { ...this.#headers(), 'content-type': 'application/json' },
-          body: arkRequestJson(body, this.label),
+          body: arkRequestJson(callbackUrl ? { ...body, callback_url: callbackUrl } : body, this.label),
         };
         const answer = await this.#json(call, upstream, (status, error) =>
           createRefusal(this.label, status, error),

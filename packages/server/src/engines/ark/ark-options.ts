@@ -3,6 +3,7 @@
  * `POST /contents/generations/tasks`.
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { CallbackOptionFields } from '../callbacks/callback-options.js';
 import { HostedOptionFields } from '../hosted/hosted-options.js';
 
 /** BytePlus ModelArk, ap-southeast-1; Volcengine Ark is `https://ark.cn-beijing.volces.com/api/v3`. */
@@ -27,6 +28,7 @@ export const ArkOptionsSchema = Type.Object(
   {
     type: Type.Literal('ark'),
     ...HostedOptionFields,
+    ...CallbackOptionFields,
     /**
      * Which Seedance model `model` is, for its resolutions, durations and inputs. Read from the model id
      * (`dreamina-seedance-2-0-fast-260128`, `doubao-seedance-2-0-260128`); needed for an endpoint id (`ep-…`).

@@ -38,6 +38,8 @@ export interface ArkCreateBody {
   readonly seed?: number;
   readonly watermark: boolean;
   readonly generate_audio?: boolean;
+  /** Where Ark POSTs the task at each change of its status (ark-callback.ts), with `callbacks: true`. */
+  readonly callback_url?: string;
 }
 
 /** The newest create page takes seeds up to 2^31 − 1 (older ones said 2^32 − 1); ours go to 2^32 − 1. */

@@ -44,6 +44,7 @@ export class FalEngine extends RemoteJobEngine<string> {
       model: options.model,
       dispatcher: context.dispatcher,
       pollDispatcher: pollDispatcherOf(context),
+      ...(context.callbackUrl && { webhookUrl: context.callbackUrl }),
     });
   }
 

@@ -5,6 +5,7 @@
  * aspect ratios, resolutions and sizes the model takes (hosted/template-values.ts).
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { CallbackOptionFields } from '../callbacks/callback-options.js';
 import { HostedOptionFields } from '../hosted/hosted-options.js';
 
 export const FAL_QUEUE_URL = 'https://queue.fal.run';
@@ -16,6 +17,9 @@ export const FalOptionsSchema = Type.Object(
     type: Type.Literal('fal'),
     /** `base_url` default `https://queue.fal.run`; `api_key` is sent as `Authorization: Key …`. */
     ...HostedOptionFields,
+    ...CallbackOptionFields,
+    /** Where fal's webhook keys are, for `callbacks`; default `https://rest.alpha.fal.ai/.well-known/jwks.json`. */
+    webhook_jwks_url: Type.Optional(Type.String({ pattern: '^https?://[^\\s]+$' })),
     /**
      * The model's endpoint id, its full path: `fal-ai/bytedance/seedance/v1/pro/image-to-video`
      * (`owner/app`, then the endpoint's path; `workflows/` and `comfy/` ids keep their prefix).

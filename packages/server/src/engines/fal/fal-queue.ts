@@ -41,6 +41,8 @@ export interface FalTarget {
   readonly dispatcher?: Dispatcher;
   /** For status reads, within the engine's request budget; `dispatcher` when absent. */
   readonly pollDispatcher?: Dispatcher;
+  /** Sent as `?fal_webhook=` with each submission: fal POSTs there once the request is done (fal-webhook.ts). */
+  readonly webhookUrl?: string;
 }
 
 /** A submitted request and where to follow it. */
@@ -101,9 +103,11 @@ export class FalQueue {
 
   /** `POST {base}/{model}` with the input; resolves with the request and its URLs. */
   async submit(input: Readonly<Record<string, unknown>>, limits: FalCallLimits): Promise<FalRequest> {
+    const url = urlUnder(this.#target.baseUrl, this.#target.model);
+    if (this.#target.webhookUrl) url.searchParams.set('fal_webhook', this.#target.webhookUrl);
     const call: UpstreamCall = {
       method: 'POST',
-      url: urlUnder(this.#target.baseUrl, this.#target.model),
+      url,
       headers: { ...this.#headers(), 'content-type': 'application/json' },
       body: JSON.stringify(input),
     };

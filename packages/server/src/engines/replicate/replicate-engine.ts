@@ -137,7 +137,13 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
       version === undefined
         ? `v1/models/${encodeURIComponent(owner)}/${encodeURIComponent(name)}/predictions`
         : 'v1/predictions';
-    const body = version === undefined ? { input } : { version, input };
+    const { callbackUrl } = this.context;
+    const body = {
+      ...(version !== undefined && { version }),
+      input,
+      // Only the end: the poll it brings forward is the one that finds the prediction over.
+      ...(callbackUrl && { webhook: callbackUrl, webhook_events_filter: ['completed'] }),
+    };
     let text: string;
     try {
       const response = await upstreamRequest(

@@ -4,6 +4,7 @@
  * what `model` names: an official model (`owner/name`) or one version of any model (`owner/name:version`).
  */
 import { type Static, Type } from '@sinclair/typebox';
+import { CallbackOptionFields } from '../callbacks/callback-options.js';
 import { HostedOptionFields } from '../hosted/hosted-options.js';
 
 export const REPLICATE_BASE_URL = 'https://api.replicate.com';
@@ -16,6 +17,12 @@ export const ReplicateOptionsSchema = Type.Object(
   {
     type: Type.Literal('replicate'),
     ...HostedOptionFields,
+    ...CallbackOptionFields,
+    /**
+     * The account's webhook signing secret (`whsec_…`), for `callbacks`; fetched with the key from
+     * `GET /v1/webhooks/default/secret` when absent.
+     */
+    webhook_secret: Type.Optional(Type.String({ pattern: '^whsec_[A-Za-z0-9+/]+={0,2}$' })),
     /** `owner/name` (an official model, run at its latest version) or `owner/name:version`. */
     model: Type.String({ pattern: `^${NAME}/${NAME}(:${VERSION})?$` }),
     /** The model's input, with `{{placeholders}}` (hosted/input-template.ts). */
