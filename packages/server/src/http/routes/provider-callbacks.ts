@@ -27,8 +27,14 @@ const TRACKED_ADDRESSES = 10_000;
 
 export function providerCallbackRoutes(
   app: FastifyInstance,
-  deps: { callbacks: ProviderCallbacks; now?: () => number },
+  deps: {
+    callbacks: ProviderCallbacks;
+    /** Deliveries a minute per client address; `CALLBACKS_PER_MINUTE` when absent. */
+    perMinute?: number;
+    now?: () => number;
+  },
 ): void {
+  const perMinute = deps.perMinute ?? CALLBACKS_PER_MINUTE;
   const windows = new FixedWindows({
     windowMs: WINDOW_MS,
     maxSubjects: TRACKED_ADDRESSES,
@@ -92,12 +98,12 @@ export function providerCallbackRoutes(
         validatorCompiler: () => () => true,
         onRequest: (request, _reply, done) => {
           const { count, remainingMs } = windows.hit(addressSubject(request.ip));
-          if (count > CALLBACKS_PER_MINUTE) {
+          if (count > perMinute) {
             const retryAfter = Math.ceil(remainingMs / 1000);
             done(
               new ApiError(
                 'rate_limited',
-                `More than ${CALLBACKS_PER_MINUTE} provider callbacks from this address in a minute; retry after ${retryAfter} s.`,
+                `More than ${perMinute} provider callbacks from this address in a minute; retry after ${retryAfter} s.`,
                 { headers: { 'retry-after': String(retryAfter) } },
               ),
             );
