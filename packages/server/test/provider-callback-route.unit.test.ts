@@ -9,8 +9,8 @@ import { describe, it } from 'node:test';
 import Fastify from 'fastify';
 import { ArkCallbackVerifier } from '../src/engines/ark/ark-callback.js';
 import { createErrorHandler } from '../src/http/error-handler.js';
-import { SHARED_SCHEMAS } from '../src/http/schemas.js';
 import { providerCallbackRoutes } from '../src/http/routes/provider-callbacks.js';
+import { SHARED_SCHEMAS } from '../src/http/schemas.js';
 import type { CallbackDelivery } from '../src/ports/provider-callback.js';
 import { ProviderCallbacks } from '../src/tasks/provider-callbacks.js';
 

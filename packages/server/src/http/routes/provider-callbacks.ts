@@ -64,6 +64,8 @@ export function providerCallbackRoutes(
             'contents are never believed, and one naming no running job changes nothing. Bodies up to 1 MiB; ' +
             `${CALLBACKS_PER_MINUTE} deliveries a minute per client address.`,
           operationId: 'takeProviderCallback',
+          // Whatever type the provider names: the signature covers the raw bytes.
+          consumes: ['*/*'],
           tags: ['Provider callbacks'],
           params: Type.Object({
             engine: Type.String({
