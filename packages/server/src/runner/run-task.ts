@@ -26,6 +26,7 @@ import { renderWithFallback } from './render-with-fallback.js';
 import { describeDuration, RunDeadline } from './run-deadline.js';
 import { RunDirectory } from './run-directory.js';
 import { RunStopped, type StopReason } from './run-stopped.js';
+import { discardUnownedResult } from './unowned-result.js';
 
 export interface RunTaskDependencies {
   readonly store: ClaimStore & RoutingStore & Pick<TaskStore, 'getTask'>;
@@ -142,6 +143,8 @@ async function execute(
     if (await deps.store.reportProgress(claim, value)) deps.onProgress?.();
   });
   let directory: RunDirectory | undefined;
+  /** The key this run stored (or began to store) its video under, while the task has not taken it. */
+  let stored: string | undefined;
   const started = Date.now();
   const followed = deps.wakeups?.follow(task.id);
 
@@ -197,10 +200,12 @@ async function execute(
     if (!output?.size) throw new TaskFailure('generation_failed', 'The engine produced no video.');
 
     progress.update('store', 0);
-    await deps.storage.putFile(resultKey(task.id), outputPath, 'video/mp4');
+    stored = resultKey(task.id);
+    await deps.storage.putFile(stored, outputPath, 'video/mp4');
     await progress.settle();
-    const completed = await deps.store.completeTask(claim, resultKey(task.id));
+    const completed = await deps.store.completeTask(claim, stored);
     if (completed) {
+      stored = undefined;
       deps.onStatusChange?.(task);
       deps.metrics?.renderDuration.observe({ model: task.model }, (Date.now() - started) / 1000);
       deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
@@ -245,6 +250,8 @@ async function execute(
     followed?.close();
     letGo();
     deadline.clear();
+    // A cancel (or a deletion, or a lost lease) that came while the video was being stored did not stop it.
+    if (stored) await discardUnownedResult(task.id, stored, { ...deps, logger: log });
     // Removed also when the run failed before taking it.
     await (directory ?? (await made.catch(() => undefined)))?.remove();
   }
