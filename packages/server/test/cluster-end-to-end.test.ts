@@ -112,7 +112,13 @@ describe('a cluster on PostgreSQL and S3', postgres, () => {
     await writeFile(
       enginesFile,
       JSON.stringify({
-        engines: { instant: { type: 'exec', command: ['cp', instantVideo, '{output}'] } },
+        engines: {
+          instant: {
+            type: 'exec',
+            // The first image is passed (and ignored): a command takes only the inputs it names.
+            command: ['sh', '-c', 'cp "$1" "$2"', 'instant', instantVideo, '{output}', ['{image}']],
+          },
+        },
         models: {
           'videogen-2.0-text-to-video': 'instant',
           'videogen-2.0-image-to-video': 'instant',

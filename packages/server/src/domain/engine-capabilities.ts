@@ -26,6 +26,16 @@ export const ANY_INPUT: EngineCapabilities = {
   referenceAudios: Number.POSITIVE_INFINITY,
 };
 
+/**
+ * The highest `prefix_N` (1 to `count`) among the placeholders an engine's command or template uses (`image_3`:
+ * 3), 0 when it uses none: how many numbered inputs of that kind it takes.
+ */
+export function highestNumbered(used: ReadonlySet<string>, prefix: string, count: number): number {
+  let highest = 0;
+  for (let n = 1; n <= count; n++) if (used.has(`${prefix}_${n}`)) highest = n;
+  return highest;
+}
+
 /** Whether the engines a request's model is routed to can take its inputs; the first one that cannot, if any. */
 export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
 

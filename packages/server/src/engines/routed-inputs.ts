@@ -14,14 +14,33 @@ import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { capabilitiesOf } from './capabilities-by-type.js';
 import type { EnginesConfig } from './engines-file.js';
 
+/** Each engine's capabilities, worked out once per engines file (a `comfyui` engine's reads its workflow). */
+const known = new WeakMap<EnginesConfig, Map<string, EngineCapabilities>>();
+
+function engineCapabilities(config: EnginesConfig, name: string): EngineCapabilities | undefined {
+  let engines = known.get(config);
+  if (!engines) {
+    engines = new Map();
+    known.set(config, engines);
+  }
+  let capabilities = engines.get(name);
+  if (!capabilities) {
+    const options = config.engines.get(name);
+    if (!options) return undefined;
+    capabilities = capabilitiesOf(options, config.baseDir);
+    engines.set(name, capabilities);
+  }
+  return capabilities;
+}
+
 export function routedInputCheck(config: EnginesConfig): InputCheck {
   return (model, params) => {
     const route = config.models.get(model.id);
     if (route === undefined) return undefined;
     // Any engine of the route may end up rendering the task, so every one of them must be able to honour it.
     for (const name of routeEngines(route)) {
-      const options = config.engines.get(name);
-      const unsupported = options && unsupportedInput(model, params, capabilitiesOf(options), name);
+      const capabilities = engineCapabilities(config, name);
+      const unsupported = capabilities && unsupportedInput(model, params, capabilities, name);
       if (unsupported) return unsupported;
     }
     return undefined;
@@ -31,9 +50,8 @@ export function routedInputCheck(config: EnginesConfig): InputCheck {
 /** What every engine of a route can take: the least of each capability (a route with no engines takes anything). */
 export function routeCapabilities(config: EnginesConfig, route: EngineRoute): EngineCapabilities {
   return routeEngines(route).reduce<EngineCapabilities>((all, name) => {
-    const options = config.engines.get(name);
-    if (!options) return all;
-    const one = capabilitiesOf(options);
+    const one = engineCapabilities(config, name);
+    if (!one) return all;
     return {
       firstFrame: all.firstFrame && one.firstFrame,
       lastFrame: all.lastFrame && one.lastFrame,

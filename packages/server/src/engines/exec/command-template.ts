@@ -114,6 +114,17 @@ export function parseCommand(command: ExecOptions['command'], label: string): Co
   return { program, elements };
 }
 
+/** Every placeholder the command's arguments use. */
+export function commandPlaceholders(template: CommandTemplate): Set<string> {
+  const used = new Set<string>();
+  for (const element of template.elements) {
+    for (const argument of 'group' in element ? element.group : [element.argument]) {
+      for (const part of argument) if ('placeholder' in part) used.add(part.placeholder);
+    }
+  }
+  return used;
+}
+
 function fill(argument: Argument, values: PlaceholderValues): string | undefined {
   let result = '';
   for (const part of argument) {

@@ -4,6 +4,7 @@
  * and durations, what `DELETE` does to a running video). The engine speaks to every server the same way
  * otherwise. Implementations: dialects/openai-dialect.ts, sglang-dialect.ts, vllm-omni-dialect.ts.
  */
+import type { EngineCapabilities } from '../../domain/engine-capabilities.js';
 import type { UpstreamBody } from '../upstream-request.js';
 import type { ImageUpload } from './image-upload.js';
 import type { OpenAiOptions, VideoServer } from './openai-options.js';
@@ -36,6 +37,11 @@ export interface VideoServerDialect {
   readonly server: VideoServer;
   /** The server's name for people: `vLLM-Omni`. */
   readonly title: string;
+  /**
+   * The inputs the server takes in the fields this dialect sends, so that a request it would not honour is
+   * refused at creation (engines/openai/openai-capabilities.ts).
+   */
+  readonly inputs: EngineCapabilities;
   /** The sizes to choose from when the engine has no `sizes` option; undefined for any size. */
   defaultSizes(model: string): readonly string[] | undefined;
   /** The durations to choose from when the engine has no `seconds` option; undefined for any. */
@@ -52,6 +58,18 @@ export interface VideoServerDialect {
   /** Why the server's `GET /v1/models` list shows it will not take `model`, or undefined. */
   modelsProblem(list: readonly string[], model: string): string | undefined;
 }
+
+/**
+ * One image, `input_reference`, as the first frame (and, in reference mode, the first reference image as the
+ * first frame): no last frame, no reference videos or audio, which the engine would otherwise leave out.
+ */
+export const INPUT_REFERENCE_ONLY: EngineCapabilities = {
+  firstFrame: true,
+  lastFrame: false,
+  referenceImages: 1,
+  referenceVideos: 0,
+  referenceAudios: 0,
+};
 
 /** A JSON body. */
 export function jsonRequest(fields: Readonly<Record<string, unknown>>): CreateVideoRequest {

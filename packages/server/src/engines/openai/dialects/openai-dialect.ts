@@ -9,7 +9,12 @@
  */
 import { FormData } from 'undici';
 import type { OpenAiOptions } from '../openai-options.js';
-import type { CreateVideoInput, CreateVideoRequest, VideoServerDialect } from '../video-server-dialect.js';
+import {
+  type CreateVideoInput,
+  type CreateVideoRequest,
+  INPUT_REFERENCE_ONLY,
+  type VideoServerDialect,
+} from '../video-server-dialect.js';
 
 const SORA_2_SIZES = ['1280x720', '720x1280'] as const;
 const SORA_2_PRO_SIZES = [...SORA_2_SIZES, '1792x1024', '1024x1792'] as const;
@@ -18,6 +23,8 @@ const MODELS_SHOWN = 10;
 export const openAiDialect: VideoServerDialect = {
   server: 'openai',
   title: 'OpenAI',
+  // `input_reference` is the one image OpenAI's create takes (CreateVideoMultipartBody); nothing else is an input.
+  inputs: INPUT_REFERENCE_ONLY,
   defaultSizes: (model) => (model.startsWith('sora-2-pro') ? SORA_2_PRO_SIZES : SORA_2_SIZES),
   defaultSeconds: [4, 8, 12],
   optionsProblem(options: OpenAiOptions): string | undefined {

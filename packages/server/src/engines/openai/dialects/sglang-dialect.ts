@@ -15,6 +15,7 @@ import {
   type CreateVideoInput,
   type CreateVideoRequest,
   formValue,
+  INPUT_REFERENCE_ONLY,
   jsonRequest,
   type VideoServerDialect,
 } from '../video-server-dialect.js';
@@ -22,6 +23,9 @@ import {
 export const sglangDialect: VideoServerDialect = {
   server: 'sglang',
   title: 'SGLang Diffusion',
+  // `create_video` reads one `input_reference` (the form's upload; a path in JSON) as the sampling's
+  // `image_path`, and no other image, video or audio.
+  inputs: INPUT_REFERENCE_ONLY,
   defaultSizes: () => undefined,
   defaultSeconds: undefined,
   optionsProblem: (_options: OpenAiOptions) => undefined,

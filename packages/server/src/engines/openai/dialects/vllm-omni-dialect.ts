@@ -13,6 +13,7 @@ import {
   type CreateVideoInput,
   type CreateVideoRequest,
   formValue,
+  INPUT_REFERENCE_ONLY,
   type VideoServerDialect,
 } from '../video-server-dialect.js';
 
@@ -39,6 +40,9 @@ const SETTINGS = new Set([
 export const vllmOmniDialect: VideoServerDialect = {
   server: 'vllm-omni',
   title: 'vLLM-Omni',
+  // `_parse_video_form` reads one `input_reference` upload (or one `image_reference`) as the reference image,
+  // and no other image, video or audio.
+  inputs: INPUT_REFERENCE_ONLY,
   defaultSizes: () => undefined,
   defaultSeconds: undefined,
   optionsProblem(options: OpenAiOptions): string | undefined {
