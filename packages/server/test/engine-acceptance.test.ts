@@ -1,10 +1,10 @@
 /**
- * When the engines that are not remote-job engines, and ComfyUI's, say their upstream has taken the job
+ * When the engines that are not remote-job engines say their upstream has taken the job
  * (`RenderContext.onAccepted`): once, before any progress and before the render resolves; and never for a
- * submission the upstream does not take (ComfyUI not listening, a command that does not exist), which is what
- * lets the runner move such a task on to the next engine of its route. ComfyUI's prompt is resumed from its
- * handle alone, queued once. The engines on the remote-job base (hosted/remote-job-engine.ts) are held to all
- * of this and more by remote-engine-conformance.test.ts.
+ * submission the upstream does not take (a command that does not exist), which is what lets the runner move such
+ * a task on to the next engine of its route. For ComfyUI, what the remote-job suite cannot see: its image
+ * uploads are not an acceptance, and a server not listening never accepts. The engines on the remote-job base
+ * (hosted/remote-job-engine.ts) are held to the rest by remote-engine-conformance.test.ts.
  */
 import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
@@ -14,16 +14,15 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type TaskErrorCode, TaskFailure } from '../src/domain/errors.js';
-import type { UpstreamHandle } from '../src/domain/upstream-job.js';
 import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
 import { ExecEngine } from '../src/engines/exec/exec-engine.js';
 import type { ExecOptions } from '../src/engines/exec/exec-options.js';
 import { LocalEngine } from '../src/engines/local/local-engine.js';
 import { ffmpegPath, ffprobePath } from '../src/media/ffmpeg-paths.js';
-import type { Engine, RenderContext } from '../src/ports/engine.js';
+import type { RenderContext } from '../src/ports/engine.js';
 import { FakeComfyUi } from './fakes/comfyui-server.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
-import { assertContractVideo, type JobOptions, makeJob, renderContext } from './helpers/render-jobs.js';
+import { type JobOptions, makeJob, renderContext } from './helpers/render-jobs.js';
 
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 const WAN_FAKE = fileURLToPath(new URL('../../test/fakes/wan-generate.mjs', import.meta.url));
@@ -92,54 +91,6 @@ async function assertNeverAccepted(
   assert.equal(error.code, code, error.message);
   assert.equal(accepted(events), 0, `onAccepted never called: ${events.join(' ')}`);
   return error;
-}
-
-/**
- * Renders once, stopped as soon as the job is accepted (a deploy: the job handed over), then again from the
- * handle it was accepted with: `made` (jobs the upstream made) rises by one in all, and the second render
- * delivers the video without accepting anything.
- */
-async function assertResumes(
-  render: (context: RenderContext) => Promise<RenderJobLike>,
-  made: () => number | Promise<number>,
-): Promise<void> {
-  const before = await made();
-  const deploy = new AbortController();
-  let handle: UpstreamHandle | undefined;
-  const first: RenderContext = {
-    ...renderContext(deploy.signal),
-    onAccepted: (accepted) => {
-      handle = accepted;
-      deploy.abort(new Error('shutdown'));
-    },
-    handsOver: () => true,
-  };
-  await assert.rejects(render(first));
-  assert.ok(handle, 'accepted with a handle');
-  assert.equal(await made(), before + 1, 'submitted');
-  let acceptedAgain = false;
-  const resumed = await render({
-    ...renderContext(),
-    resume: handle,
-    handsOver: () => true,
-    onAccepted: () => {
-      acceptedAgain = true;
-    },
-  });
-  await assertContractVideo(resumed);
-  assert.equal(await made(), before + 1, 'not submitted again');
-  assert.equal(acceptedAgain, false, 'a resumed job is not accepted again');
-}
-
-type RenderJobLike = Parameters<typeof assertContractVideo>[0];
-
-/** Renders a new job of `options` on `engine` and resolves with the job. */
-function rendering(engine: Engine, options: JobOptions = {}) {
-  return async (context: RenderContext): Promise<RenderJobLike> => {
-    const made = job(options);
-    await engine.render(made, context);
-    return made;
-  };
 }
 
 /** A loopback port nothing listens on: listened on, then closed. */
@@ -228,14 +179,6 @@ describe('comfyui engine', () => {
       { baseDir: FIXTURES },
     );
   }
-
-  it('is accepted once POST /prompt has answered with a prompt_id', async () => {
-    await assertAcceptedOnce((context) => engine(comfy.baseUrl).render(job({ duration: 2 }), context));
-  });
-
-  it('resumes the prompt from its id alone, queued once', async () => {
-    await assertResumes(rendering(engine(comfy.baseUrl), { duration: 2 }), () => comfy.prompts.length);
-  });
 
   it('is not accepted for the image uploads, only once the prompt is queued', async () => {
     const red = join(dir, 'red.png');

@@ -1,6 +1,6 @@
 /**
  * One conformance suite for every engine whose work is a job on another server (hosted/remote-job-engine.ts),
- * each against the strict fake of its upstream (a real videogen for `relay`), reached through a scripted proxy
+ * each against the strict fake of its upstream (a real videogen for `relay`, the fake ComfyUI for `comfyui`), reached through a scripted proxy
  * (helpers/scripted-proxy.ts) that records what the engine sends and answers what a test scripts (a 429, a 503,
  * an error page quoting the request):
  *   - acceptance: `onAccepted` once, with a handle, before any progress; the video delivered conforms;
@@ -19,9 +19,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { TaskFailure } from '../src/domain/errors.js';
 import type { UpstreamHandle } from '../src/domain/upstream-job.js';
 import { ArkEngine } from '../src/engines/ark/ark-engine.js';
+import { ComfyUiEngine } from '../src/engines/comfyui/comfyui-engine.js';
 import { FalEngine } from '../src/engines/fal/fal-engine.js';
 import { GeminiEngine } from '../src/engines/gemini/gemini-engine.js';
 import { OpenAiEngine } from '../src/engines/openai/openai-engine.js';
@@ -31,6 +33,7 @@ import { ReplicateEngine } from '../src/engines/replicate/replicate-engine.js';
 import { RunwayEngine } from '../src/engines/runway/runway-engine.js';
 import type { Engine } from '../src/ports/engine.js';
 import { FakeArkServer } from './fakes/ark-server.js';
+import { FakeComfyUi } from './fakes/comfyui-server.js';
 import { FakeFalServer, SEEDANCE_T2V } from './fakes/fal-server.js';
 import { FakeGeminiServer } from './fakes/gemini-server.js';
 import { FakeReplicate } from './fakes/replicate-server.js';
@@ -40,6 +43,7 @@ import { assertContractVideo, type JobOptions, makeJob, renderContext } from './
 import { ScriptedProxy } from './helpers/scripted-proxy.js';
 import { startTestService } from './helpers/test-service.js';
 
+const FIXTURES = fileURLToPath(new URL('../../test/fixtures/', import.meta.url));
 const KEY = 'sk-conformance-7Yq2Lm9Xc4Vb8Nz1Rt6Pw3Hs';
 const FAL_KEY = '6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b:8e3f1a9c5d7b2e4f6a8c0b1d3e5f7a9c';
 /** The time limit of a render whose job never ends: a few polls, then `timeout`. */
@@ -325,6 +329,40 @@ const harnesses: Record<string, () => Promise<Harness>> = {
   },
 };
 
+harnesses.comfyui = async () => {
+  const server = await FakeComfyUi.start();
+  closers.push(() => server.close());
+  const proxy = await proxyTo(server.baseUrl);
+  return {
+    // Through the proxy, which passes no websocket upgrade: the engine follows the prompt by its polls alone.
+    engine: new ComfyUiEngine(
+      'ltx',
+      {
+        type: 'comfyui',
+        base_url: proxy.url,
+        api_key: KEY,
+        workflow: 'comfyui-text-workflow.json',
+        poll_interval_ms: 20,
+      },
+      { baseDir: FIXTURES },
+    ),
+    proxy,
+    job: { duration: 2 },
+    key: KEY,
+    isSubmit: path('POST', /^\/prompt$/),
+    isPoll: path('GET', /^\/history\/[^/]+$/),
+    isCancel: path('POST', /^\/interrupt$/),
+    cancels: true,
+    neverFinish: () => {
+      // Its sampler's step never ends until the prompt is interrupted.
+      server.gpu.stallNode = { node: '6' };
+    },
+    finish: () => {
+      server.gpu = {};
+    },
+  };
+};
+
 const openAiSettings: Record<VideoServerKind, (url: string, server: FakeVideoServer) => OpenAiOptions> = {
   openai: (url) => ({ type: 'openai', base_url: url, api_key: KEY, model: 'sora-2' }),
   sglang: (url, server) => ({
@@ -384,10 +422,11 @@ for (const kind of ['openai', 'sglang', 'vllm-omni'] as const) {
 let jobs = 0;
 function job(options: JobOptions) {
   jobs += 1;
+  // A seed of its own: an upstream that caches by input (ComfyUI) runs each job anew.
   return makeJob(dir, {
     taskPrefix: `task-conformance-${jobs}`,
     prompt: 'a paper boat on a pond',
-    seed: 7,
+    seed: 7 + jobs,
     ...options,
   });
 }

@@ -9,6 +9,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
@@ -36,6 +37,19 @@ export interface RemoteJobSteps<R> {
   poll(job: UpstreamHandle): Promise<HostedStatus<R>>;
   /** Writes the video `result` (what the poll that saw the job succeed gave) points at to `path`. */
   download(result: R, path: string): Promise<void>;
+  /**
+   * Follows the job by other means than polls while it runs (ComfyUI's websocket), from when it is submitted or
+   * resumed: reports its progress, and wakes the next poll when the job may have ended. Returns what stops it.
+   */
+  watch?(job: UpstreamHandle, events: JobEvents): () => void;
+}
+
+/** What a job's watcher tells the run. */
+export interface JobEvents {
+  /** 0..1 of the generation. */
+  progress(fraction: number): void;
+  /** The job may have changed: poll it now rather than when the pause ends. */
+  wake(): void;
 }
 
 export abstract class RemoteJobEngine<R> implements Engine {
@@ -118,6 +132,20 @@ export abstract class RemoteJobEngine<R> implements Engine {
       await mkdir(job.workDir, { recursive: true });
       await mkdir(dirname(job.outputPath), { recursive: true });
       const steps = this.steps(job, calls);
+      const woken = new Wakeups();
+      let stopWatching: (() => void) | undefined;
+      const follow = (upstreamJob: UpstreamHandle): void => {
+        stopWatching = steps.watch?.(upstreamJob, {
+          progress: (fraction) => progress(GENERATION_SHARE * Math.min(1, Math.max(0, fraction))),
+          wake: () => woken.wake(),
+        });
+      };
+      if (context.resume) follow(context.resume);
+      const pause = (ms: number, pauseSignal: AbortSignal): Promise<void> =>
+        woken.pause(
+          (until) => context.pauseBeforePoll?.(ms, until) ?? sleep(ms, undefined, { signal: until }),
+          pauseSignal,
+        );
       const result = await runHostedTask(
         {
           submit: steps.submit,
@@ -132,12 +160,15 @@ export abstract class RemoteJobEngine<R> implements Engine {
           },
           pollIntervalMs: this.pollIntervalMs,
           onProgress: (fraction) => progress(GENERATION_SHARE * fraction),
-          onAccepted: (accepted) => context.onAccepted?.(accepted),
+          onAccepted: async (accepted) => {
+            follow(accepted);
+            await context.onAccepted?.(accepted);
+          },
           ...(context.resume ? { resume: context.resume } : {}),
           handsOver: () => context.handsOver?.() ?? false,
-          ...(context.pauseBeforePoll && { pauseBeforePoll: context.pauseBeforePoll.bind(context) }),
+          pauseBeforePoll: pause,
         },
-      );
+      ).finally(() => stopWatching?.());
       progress(GENERATION_SHARE);
       await context.upstreamDone?.();
       const raw = join(job.workDir, 'upstream-video');
@@ -153,5 +184,34 @@ export abstract class RemoteJobEngine<R> implements Engine {
       throw withoutSecret(error, this.secret);
     }
     progress(1);
+  }
+}
+
+/** Ends a pause between polls early when the job's watcher says it may have changed. */
+class Wakeups {
+  #woken: AbortController | undefined;
+  /** A wake that came while no pause was under way: the next pause ends at once. */
+  #missed = false;
+
+  wake(): void {
+    if (this.#woken) this.#woken.abort();
+    else this.#missed = true;
+  }
+
+  /** Runs the pause `pausing` starts, ended early (resolving) by a wake; rejects as it does when `signal` aborts. */
+  async pause(pausing: (until: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
+    if (this.#missed) {
+      this.#missed = false;
+      return;
+    }
+    const woken = new AbortController();
+    this.#woken = woken;
+    try {
+      await pausing(AbortSignal.any([signal, woken.signal]));
+    } catch (error) {
+      if (signal.aborted || !woken.signal.aborted) throw error;
+    } finally {
+      this.#woken = undefined;
+    }
   }
 }
