@@ -5,8 +5,8 @@ import { isOneOf } from '../list-parameters.js';
 /**
  * Deletes final tasks `ids` with what refers to them: callback attempts, deliveries and idempotency keys. A
  * failed task's upstream job that no worker has taken to cancel yet moves to `deleted_task_upstream_jobs`
- * (migration 0015), where one still will. Runs inside the caller's transaction. The status condition stays on the tasks: only final ones go. The ids are
- * one parameter (list-parameters.ts), however many.
+ * (migration 0015), where one still will. Runs inside the caller's transaction. The status condition stays on
+ * the tasks: only final ones go. The ids are one parameter (list-parameters.ts), however many.
  */
 export async function deleteTaskRows(trx: Kysely<Database>, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
