@@ -525,17 +525,29 @@ for (const [name, start] of Object.entries(harnesses)) {
     });
 
     it("asks again no sooner than a poll's 429 says (Retry-After, or the upstream's own field), and completes", async () => {
-      harness.proxy.script({
-        matches: harness.isPoll,
-        status: 429,
-        headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
-        ...(harness.rateLimited && { body: () => harness.rateLimited?.(RETRY_AFTER_SECONDS) ?? '' }),
-        times: 1,
-      });
+      // Scripted for this job's polls alone, once it has an id: a poll a stopped render of an earlier test had
+      // already sent may still reach the proxy, and must not take the 429.
+      let jobId = '';
+      const ofThisJob: Matcher = (method, requestPath) =>
+        jobId !== '' &&
+        harness.isPoll(method, requestPath) &&
+        decodeURIComponent(requestPath).includes(jobId);
       const rendered = job(harness.job);
-      await harness.engine.render(rendered, renderContext());
+      await harness.engine.render(rendered, {
+        ...renderContext(),
+        onAccepted: (accepted) => {
+          jobId = accepted?.id ?? '';
+          harness.proxy.script({
+            matches: ofThisJob,
+            status: 429,
+            headers: { 'retry-after': String(RETRY_AFTER_SECONDS) },
+            ...(harness.rateLimited && { body: () => harness.rateLimited?.(RETRY_AFTER_SECONDS) ?? '' }),
+            times: 1,
+          });
+        },
+      });
       await assertContractVideo(rendered);
-      const polls = harness.proxy.matching(harness.isPoll);
+      const polls = harness.proxy.matching(ofThisJob);
       const limited = polls.findIndex((poll) => poll.status === 429 && poll.scripted);
       assert.ok(limited >= 0, 'a poll was answered 429');
       const next = polls[limited + 1];
