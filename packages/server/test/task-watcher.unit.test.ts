@@ -7,6 +7,7 @@ import { describe, it } from 'node:test';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { TaskRecord, TaskStatus } from '../src/domain/task.js';
 import { TaskWatcher } from '../src/tasks/task-watcher.js';
+import { generationParams } from './helpers/generation-params.js';
 import { until } from './helpers/until.js';
 
 /** Far longer than any test here waits: a watch that depends on the poll would time out. */
@@ -21,17 +22,7 @@ function record(id: string, revision: number, status: TaskStatus = 'pending', pr
     status,
     progress,
     revision,
-    params: {
-      prompt: 'a kite',
-      image_urls: [],
-      video_urls: [],
-      audio_urls: [],
-      duration: 5,
-      quality: '720p',
-      aspect_ratio: '16:9',
-      seed: 1,
-      callback_url: null,
-    },
+    params: generationParams({ prompt: 'a kite', seed: 1 }),
     error: null,
     resultKey: null,
     attempts: 0,

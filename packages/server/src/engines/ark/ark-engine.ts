@@ -11,7 +11,7 @@
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
-import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
+import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
@@ -99,14 +99,7 @@ export class ArkEngine extends RemoteJobEngine<string> {
       label: this.label,
       drop: this.#options.unsupported_inputs === 'drop',
     });
-    const upstream: UpstreamOptions = {
-      label: this.label,
-      signal: calls.signal,
-      get deadline() {
-        return calls.deadline;
-      },
-      dispatcher: this.context.dispatcher,
-    };
+    const upstream = this.upstream(calls);
     return {
       submit: async () => {
         const body = await arkCreateBody(
@@ -135,8 +128,7 @@ export class ArkEngine extends RemoteJobEngine<string> {
       },
       poll: async ({ id }) => {
         const call: UpstreamCall = { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() };
-        const polling = { ...upstream, dispatcher: pollDispatcherOf(this.context) };
-        return arkTaskStatus(await this.#json(call, polling), this.label);
+        return arkTaskStatus(await this.#json(call, this.polling(calls)), this.label);
       },
       download: (url, path) => this.#download(url, path, upstream),
     };
