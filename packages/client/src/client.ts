@@ -106,7 +106,7 @@ export class VideogenClient {
 
   /** `POST /v1/videos/generations`: queues a task (status `pending`), with an automatic `Idempotency-Key`. */
   createTask<M extends ModelId>(
-    request: GenerationRequest & { readonly model: M },
+    request: GenerationRequest<M> & { readonly model: M },
     options: CreateTaskOptions = {},
   ): Promise<Task<M>> {
     return this.transport.json<Task<M>>({
@@ -278,7 +278,7 @@ export class VideogenClient {
 
   /** Creates a task and waits for its video; throws `TaskFailedError` when the task fails. */
   async generate<M extends ModelId>(
-    request: GenerationRequest & { readonly model: M },
+    request: GenerationRequest<M> & { readonly model: M },
     options: GenerateOptions = {},
   ): Promise<CompletedTask<M>> {
     const created = await this.createTask<M>(request, options);

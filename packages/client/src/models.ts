@@ -1,6 +1,7 @@
 /**
- * The model catalogue and the generation request, per model: six model IDs over three modes, each with a
- * fast variant, and the request each mode accepts. The types carry the per-model rules a compiler can check
+ * The model catalogue and the generation request, per model: the six built-in model IDs over three modes, each
+ * with a fast variant, and the request each mode accepts; and the models a server's operator defined, whose
+ * limits the server says (`listModels()`) and checks. The types carry the per-model rules a compiler can check
  * (which asset fields a mode takes, image-to-video's one or two images, reference-to-video's "at least one
  * image or video"); the server checks the rest (counts, URL forms, prompt length) and answers a 400 naming
  * the field.
@@ -31,12 +32,18 @@ export const MODEL_IDS = [
 export type TextToVideoModel = (typeof TEXT_TO_VIDEO_MODELS)[number];
 export type ImageToVideoModel = (typeof IMAGE_TO_VIDEO_MODELS)[number];
 export type ReferenceToVideoModel = (typeof REFERENCE_TO_VIDEO_MODELS)[number];
-export type ModelId = (typeof MODEL_IDS)[number];
+/** One of the six model IDs every server has. */
+export type BuiltInModelId = (typeof MODEL_IDS)[number];
+/**
+ * A model ID or alias the server knows: a built-in one, or one its operator defined (`listModels()` lists them).
+ * A string, so that IDs this SDK never heard of work; the built-in ones keep their per-mode request types.
+ */
+export type ModelId = BuiltInModelId | (string & {});
 
 export type GenerationMode = 'text' | 'image' | 'reference';
 
 export const DURATIONS = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15] as const;
-/** Seconds; 5 when not given. */
+/** Seconds of a built-in model; 5 when not given. */
 export type Duration = (typeof DURATIONS)[number];
 
 export const QUALITIES = ['480p', '720p', '1080p'] as const;
@@ -116,37 +123,63 @@ export type ReferenceToVideoRequest = GenerationOptions & { readonly model: Refe
     | (ReferenceAssets & { readonly video_urls: NonEmpty<AssetUrl> })
   );
 
-/** The body of `POST /v1/videos/generations`, discriminated by `model`. */
-export type GenerationRequest = TextToVideoRequest | ImageToVideoRequest | ReferenceToVideoRequest;
+/** A request for a built-in model, discriminated by `model`. */
+export type BuiltInGenerationRequest = TextToVideoRequest | ImageToVideoRequest | ReferenceToVideoRequest;
+
+/**
+ * A request for a model the server's operator defined (not a built-in ID): its mode, durations and asset counts
+ * are the server's (`getModel(id)`), which refuses what the model does not take.
+ */
+export interface OperatorModelRequest<M extends string = string> extends Omit<GenerationOptions, 'duration'> {
+  readonly model: M;
+  /** Seconds, among the model's `durations`. */
+  readonly duration?: number;
+  readonly image_urls?: readonly AssetUrl[];
+  readonly video_urls?: readonly AssetUrl[];
+  readonly audio_urls?: readonly AssetUrl[];
+}
+
+/**
+ * The body of `POST /v1/videos/generations`: for a built-in model, its mode's request; for another model ID `M`,
+ * an `OperatorModelRequest` (a built-in ID never matches it, so its mode's rules still hold at compile time).
+ * Without `M`, a built-in model's request; `createTask` and `generate` infer `M` from the request's `model`.
+ */
+export type GenerationRequest<M extends string = never> =
+  | BuiltInGenerationRequest
+  | OperatorModelRequest<Exclude<M, BuiltInModelId>>;
 
 /** The request type a given model accepts. */
-export type GenerationRequestFor<M extends ModelId> = RequestOfModel<GenerationRequest, M>;
+export type GenerationRequestFor<M extends ModelId> = M extends BuiltInModelId
+  ? RequestOfModel<BuiltInGenerationRequest, M>
+  : OperatorModelRequest<M>;
 type RequestOfModel<R, M> = R extends { readonly model: infer Accepted }
   ? M extends Accepted
     ? R
     : never
   : never;
 
-/** The mode a model ID belongs to. */
+/** The mode a model ID belongs to (any mode for a model the operator defined). */
 export type ModeOf<M extends ModelId> = M extends TextToVideoModel
   ? 'text'
   : M extends ImageToVideoModel
     ? 'image'
-    : 'reference';
+    : M extends ReferenceToVideoModel
+      ? 'reference'
+      : GenerationMode;
 
-export function isModelId(value: unknown): value is ModelId {
+export function isBuiltInModelId(value: unknown): value is BuiltInModelId {
   return (MODEL_IDS as readonly unknown[]).includes(value);
 }
 
-export function isTextToVideoModel(model: ModelId): model is TextToVideoModel {
+export function isTextToVideoModel(model: string): model is TextToVideoModel {
   return (TEXT_TO_VIDEO_MODELS as readonly string[]).includes(model);
 }
 
-export function isImageToVideoModel(model: ModelId): model is ImageToVideoModel {
+export function isImageToVideoModel(model: string): model is ImageToVideoModel {
   return (IMAGE_TO_VIDEO_MODELS as readonly string[]).includes(model);
 }
 
-export function isReferenceToVideoModel(model: ModelId): model is ReferenceToVideoModel {
+export function isReferenceToVideoModel(model: string): model is ReferenceToVideoModel {
   return (REFERENCE_TO_VIDEO_MODELS as readonly string[]).includes(model);
 }
 
@@ -162,7 +195,8 @@ export function isAspectRatio(value: unknown): value is AspectRatio {
   return (ASPECT_RATIOS as readonly unknown[]).includes(value);
 }
 
-export function modeOf<M extends ModelId>(model: M): ModeOf<M> {
+/** The mode of a built-in model ID (another model's is in `getModel(id)`). */
+export function modeOf<M extends BuiltInModelId>(model: M): ModeOf<M> {
   const mode = model.endsWith('text-to-video')
     ? 'text'
     : model.endsWith('image-to-video')
@@ -175,10 +209,10 @@ const MODEL_OF_MODE = {
   text: TEXT_TO_VIDEO_MODELS,
   image: IMAGE_TO_VIDEO_MODELS,
   reference: REFERENCE_TO_VIDEO_MODELS,
-} as const satisfies Record<GenerationMode, readonly [standard: ModelId, fast: ModelId]>;
+} as const satisfies Record<GenerationMode, readonly [standard: BuiltInModelId, fast: BuiltInModelId]>;
 
-/** The model ID of a mode, standard or fast (`videogen-2.0-fast-…`). */
-export function modelFor(mode: GenerationMode, options: { readonly fast?: boolean } = {}): ModelId {
+/** The built-in model ID of a mode, standard or fast (`videogen-2.0-fast-…`). */
+export function modelFor(mode: GenerationMode, options: { readonly fast?: boolean } = {}): BuiltInModelId {
   const [standard, fast] = MODEL_OF_MODE[mode];
   return options.fast ? fast : standard;
 }

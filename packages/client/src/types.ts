@@ -2,7 +2,7 @@
  * The objects the API answers: tasks (discriminated by `status`), pages of tasks, files, deletions, callback
  * deliveries and models.
  */
-import type { AspectRatio, Duration, ModelId, ModeOf, Quality } from './models.js';
+import type { AspectRatio, ModelId, ModeOf, Quality } from './models.js';
 
 export const TASK_STATUSES = ['pending', 'processing', 'completed', 'failed'] as const;
 /** `pending` (queued) → `processing` (rendering) → `completed` or `failed`, the two final ones. */
@@ -44,7 +44,8 @@ interface TaskFields<M extends ModelId> {
   /** Unix seconds. */
   readonly updated_at: number;
   /** The resolved parameters, defaults applied. */
-  readonly duration: Duration;
+  /** Seconds. */
+  readonly duration: number;
   readonly quality: Quality;
   readonly aspect_ratio: AspectRatio;
   readonly seed: number;
@@ -176,11 +177,13 @@ export interface Model<M extends ModelId = ModelId> {
   readonly created: number;
   readonly owned_by: 'videogen';
   readonly mode: ModeOf<M>;
-  /** A `videogen-2.0-fast-…` model. */
+  /** A fast variant (`videogen-2.0-fast-…` of the built-in ones). */
   readonly fast: boolean;
+  /** Other names a request may give the model; a task names it by its ID. */
+  readonly aliases: readonly string[];
   readonly inputs: ModelInputs;
   /** Seconds. */
-  readonly durations: readonly Duration[];
+  readonly durations: readonly number[];
   readonly qualities: readonly Quality[];
   readonly aspect_ratios: readonly AspectRatio[];
   /**

@@ -10,6 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import {
   ASPECT_RATIOS,
   AuthenticationError,
+  type BuiltInModelId,
   type CompletedTask,
   ConflictError,
   DURATIONS,
@@ -107,7 +108,7 @@ describe('VideogenClient against a real server', () => {
       assert.equal(model.object, 'model', model.id);
       assert.equal(model.owned_by, 'videogen', model.id);
       assert.equal(typeof model.created, 'number', model.id);
-      assert.equal(model.mode, modeOf(model.id), model.id);
+      assert.equal(model.mode, modeOf(model.id as BuiltInModelId), model.id);
       assert.equal(model.fast, model.id.includes('-fast-'), model.id);
       assert.deepEqual(model.durations, [...DURATIONS], model.id);
       assert.deepEqual(model.qualities, [...QUALITIES], model.id);

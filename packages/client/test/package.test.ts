@@ -185,8 +185,10 @@ export async function refused(): Promise<void> {
   await videogen.createTask({ model: 'videogen-2.0-text-to-video', prompt: 'p', image_urls: ['https://a/b.png'] });
   // @ts-expect-error an image-to-video model needs its image
   await videogen.createTask({ model: 'videogen-2.0-image-to-video', prompt: 'p' });
-  // @ts-expect-error not a model
-  await videogen.createTask({ model: 'videogen-1.0', prompt: 'p' });
+  // A model the server's operator defined: any ID, its limits the server's.
+  await videogen.createTask({ model: 'veo-3.1', prompt: 'p', duration: 8, image_urls: ['https://a/b.png'] });
+  // @ts-expect-error a duration is a number of seconds
+  await videogen.createTask({ model: 'veo-3.1', prompt: 'p', duration: '8' });
 }
 `;
 

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { expectTypeOf } from 'expect-type';
 import {
+  type BuiltInModelId,
   type CompletedTask,
   type FailedTask,
   type FinalTask,
@@ -14,7 +15,6 @@ import {
   type GenerationRequestFor,
   type ImageToVideoRequest,
   isFinal,
-  type ModelId,
   modelFor,
   modeOf,
   type ReferenceToVideoRequest,
@@ -160,7 +160,7 @@ test('GenerationRequestFor picks the request type of a model', () => {
     GenerationRequestFor<'videogen-2.0-reference-to-video'>
   >().toEqualTypeOf<ReferenceToVideoRequest>();
   expectTypeOf(modeOf('videogen-2.0-fast-image-to-video')).toEqualTypeOf<'image'>();
-  expectTypeOf(modelFor('reference', { fast: true })).toEqualTypeOf<ModelId>();
+  expectTypeOf(modelFor('reference', { fast: true })).toEqualTypeOf<BuiltInModelId>();
 });
 
 test('tasks narrow on status: results when completed, error when failed', () => {

@@ -178,6 +178,7 @@ export async function startService(
       onCancelled: () => void signal.notify('cancellations'),
       checkInputs: routedInputCheck(enginesConfig),
       prices: enginesConfig.prices,
+      catalogue: enginesConfig.catalogue,
       // Event streams read their tasks again when a worker (here or, on PostgreSQL, anywhere) changed one, or a
       // task was cancelled.
       watch: {
@@ -201,6 +202,7 @@ export async function startService(
       mediaSources: resultMediaSources(config.storageUrl),
     };
     const models = new ModelList({
+      catalogue: enginesConfig.catalogue,
       routing: {
         routes: enginesConfig.models,
         circuit: enginesConfig.routing.circuit,
@@ -237,6 +239,7 @@ export async function startService(
         store,
         storage,
         engines: engines.router,
+        catalogue: enginesConfig.catalogue,
         dispatcher,
         logger,
         concurrency: config.workerConcurrency,

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadImage } from '@napi-rs/canvas';
 import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
 import { TaskFailure } from '../src/domain/errors.js';
-import { MODEL_IDS } from '../src/domain/models.js';
+import { getModel, MODEL_IDS } from '../src/domain/models.js';
 import { ArkEngine } from '../src/engines/ark/ark-engine.js';
 import type { ArkOptions } from '../src/engines/ark/ark-options.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
@@ -475,13 +475,8 @@ describe('ark engine: inputs it cannot send', () => {
       seed: 1,
       callback_url: null,
     });
-    const reference = {
-      id: 'videogen-2.0-reference-to-video',
-      mode: 'reference',
-      fast: false,
-      assets: {},
-    } as const;
-    const image = { id: 'videogen-2.0-image-to-video', mode: 'image', fast: false, assets: {} } as const;
+    const reference = getModel('videogen-2.0-reference-to-video');
+    const image = getModel('videogen-2.0-image-to-video');
 
     assert.deepEqual(capabilitiesOf(options(SEEDANCE_2_FAST)), {
       firstFrame: true,

@@ -10,7 +10,10 @@ import * as client from '@videogen/client';
 import { type ErrorCode, TASK_ERROR_CODES } from '../src/domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../src/domain/frame-size.js';
 import { GenerationRequestSchema, PROMPT_MAX_LENGTH, SEED_MAX } from '../src/domain/generation-request.js';
-import { MAX_REFERENCE_ASSETS, MODEL_IDS, MODELS } from '../src/domain/models.js';
+import { BUILT_IN_MODELS, MAX_REFERENCE_ASSETS, MODEL_IDS } from '../src/domain/models.js';
+
+const MODELS = new Map(BUILT_IN_MODELS.map((model) => [model.id, model]));
+
 import { type PublicTask, TASK_STATUSES } from '../src/domain/task.js';
 import type { UsageBucket, UsageReport } from '../src/domain/usage-report.js';
 import type { PublicModel, PublicModelList } from '../src/models/model-list.js';
@@ -40,7 +43,7 @@ type ProviderCallbackOnlyCode = 'invalid_callback_signature' | 'upstream_unavail
 // Compile-time: these fail the build when the shapes part.
 export type Checks = [
   Assert<Same<Exclude<ErrorCode, DashboardOnlyCode | ProviderCallbackOnlyCode>, client.ApiErrorCode>>,
-  Assert<Same<client.ModelId, (typeof MODEL_IDS)[number]>>,
+  Assert<Same<client.BuiltInModelId, (typeof MODEL_IDS)[number]>>,
   // Not `keyof (CompletedTask & FailedTask)`: their `status` literals clash, making the intersection `never`.
   Assert<Same<keyof PublicTask, AnyKey<client.Task>>>,
   Assert<SameKeys<PublicTaskList, client.TaskPage>>,

@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
+import { ModelCatalogue } from '../src/domain/model-catalogue.js';
 import { EngineRouter } from '../src/engines/engine-router.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { Engine, RenderJob } from '../src/ports/engine.js';
@@ -135,6 +136,7 @@ async function capHolds(stores: readonly [Store, Store, Store]): Promise<void> {
         store: emptyClaims.counting(poolStore),
         storage,
         engines: router,
+        catalogue: ModelCatalogue.BUILT_IN,
         dispatcher,
         logger: pino({ level: 'silent' }),
         concurrency: 1,

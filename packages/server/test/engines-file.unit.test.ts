@@ -90,6 +90,112 @@ describe('the engines file', () => {
     assert.deepEqual([...loadEnginesFile(path).models.keys()], ['videogen-2.0-reference-to-video']);
   });
 
+  it("defines the operator's models after the six, with their limits, defaults and aliases", () => {
+    const config = parseEnginesConfig(
+      {
+        models: {
+          'videogen-2.0-text-to-video': { route: 'local', aliases: ['seedance-2.0-text-to-video'] },
+          'veo-3.1': { route: 'local', mode: 'text', durations: [8, 4, 6], qualities: ['1080p', '720p'] },
+          'ref-x': {
+            mode: 'reference',
+            durations: { min: 4, max: 30 },
+            video_urls: { min: 0, max: 2 },
+            image_urls: { min: 0, max: 4 },
+          },
+        },
+      },
+      'engines.yaml',
+    );
+    const { catalogue } = config;
+    assert.deepEqual(catalogue.ids(), [...MODEL_IDS, 'veo-3.1', 'ref-x']);
+    assert.equal(catalogue.find('seedance-2.0-text-to-video')?.id, 'videogen-2.0-text-to-video');
+    const veo = catalogue.get('veo-3.1');
+    assert.deepEqual(
+      [
+        veo.durations,
+        veo.defaultDuration,
+        veo.qualities,
+        veo.defaultQuality,
+        veo.defaultAspectRatio,
+        veo.fast,
+      ],
+      [[4, 6, 8], 4, ['1080p', '720p'], '720p', '16:9', false],
+    );
+    const ref = catalogue.get('ref-x');
+    assert.deepEqual([ref.durations.length, ref.defaultDuration, ref.maxReferenceAssets], [27, 5, 6]);
+    assert.deepEqual(ref.assets, { image_urls: { min: 0, max: 4 }, video_urls: { min: 0, max: 2 } });
+    assert.deepEqual(
+      [...config.models.keys()],
+      ['videogen-2.0-text-to-video', 'veo-3.1'],
+      'ref-x has no route here',
+    );
+  });
+
+  it('refuses a model definition that cannot hold, at its place', () => {
+    const cases: [unknown, RegExp][] = [
+      [
+        { 'videogen-2.0-text-to-video': { route: 'local', durations: [4] } },
+        /\/models\/videogen-2.0-text-to-video\/durations: a built-in model's limits are the interface's/,
+      ],
+      [
+        { x: { route: 'local', mode: 'text', image_urls: { min: 0, max: 1 } } },
+        /\/models\/x\/image_urls: a text model takes no assets/,
+      ],
+      [
+        { x: { mode: 'image', image_urls: { min: 1, max: 3 } } },
+        /\/models\/x\/image_urls\/max: an image model takes at most 2/,
+      ],
+      [
+        { x: { mode: 'image', video_urls: { min: 0, max: 1 } } },
+        /\/models\/x\/video_urls: an image model takes image_urls only/,
+      ],
+      [
+        { x: { mode: 'reference', audio_urls: { min: 0, max: 1 } } },
+        /\/models\/x: a reference model takes image_urls or video_urls/,
+      ],
+      [
+        { x: { mode: 'text', durations: [4, 6], default_duration: 5 } },
+        /\/models\/x\/default_duration: must be one of 4, 6/,
+      ],
+      [
+        { x: { mode: 'text', durations: { min: 8, max: 4 } } },
+        /\/models\/x\/durations\/min: must not be more than max/,
+      ],
+      [
+        { x: { mode: 'text', aspect_ratios: ['adaptive'] } },
+        /\/models\/x\/aspect_ratios: a text model needs a fixed ratio/,
+      ],
+      [{ x: { mode: 'video' } }, /\/models\/x\/mode: /],
+      [{ x: { mode: 'text', colour: 'red' } }, /\/models\/x: .*colour|\/models\/x\/colour/],
+      [{ 'a/b': { mode: 'text' } }, /\/models\/a\/b: not a valid model ID/],
+      [
+        { x: { mode: 'text', aliases: ['videogen-2.0-text-to-video'] } },
+        /"videogen-2.0-text-to-video" already names videogen-2.0-text-to-video/,
+      ],
+      [{ x: { mode: 'text', aliases: ['y'] }, y: { mode: 'text' } }, /\/models\/y: "y" already names x/],
+    ];
+    for (const [models, expected] of cases) {
+      assert.match(
+        problem({ models: { 'videogen-2.0-text-to-video': 'local', ...(models as object) } }),
+        expected,
+      );
+    }
+    assert.match(
+      problem({
+        models: { 'videogen-2.0-text-to-video': { route: 'local', aliases: ['sd'] } },
+        prices: { currency: 'USD', models: { sd: { '720p': 1 } } },
+      }),
+      /\/prices\/models\/sd: an alias of videogen-2.0-text-to-video: price the model by its ID/,
+    );
+    assert.match(
+      problem({
+        models: { 'videogen-2.0-text-to-video': 'local' },
+        prices: { currency: 'USD', models: { nope: {} } },
+      }),
+      /\/prices\/models\/nope: not a model ID/,
+    );
+  });
+
   it('names the file and the place of every problem', async () => {
     assert.match(
       problem({ engines: { x: { type: 'relay', base_url: 'http://a', api_key: '${KEY}' } }, models: {} }),
@@ -97,7 +203,7 @@ describe('the engines file', () => {
     );
     assert.match(
       problem({ models: { 'videogen-3-text': 'local' } }),
-      /\/models\/videogen-3-text: not a model ID/,
+      /\/models\/videogen-3-text: not a built-in model ID .*needs its mode/,
     );
     assert.match(
       problem({ models: { 'videogen-2.0-text-to-video': 'wan' } }),

@@ -14,7 +14,7 @@ import { Agent } from 'undici';
 import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
 import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
-import { getModel, type ModelId } from '../src/domain/models.js';
+import { type BuiltInModelId, getModel } from '../src/domain/models.js';
 import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
 import type { EngineContext } from '../src/engines/engine-context.js';
@@ -217,7 +217,7 @@ describe('gemini engine: mapping onto Veo', () => {
       seed: 1,
       callback_url: null,
     });
-    const refused = (model: string, id: ModelId, p: GenerationParams) =>
+    const refused = (model: string, id: BuiltInModelId, p: GenerationParams) =>
       unsupportedInput(getModel(id), p, capabilitiesOf(options(model)), 'veo');
     assert.equal(
       refused('veo-3.0-generate-001', 'videogen-2.0-image-to-video', params(2))?.param,

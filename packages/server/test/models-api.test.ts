@@ -71,6 +71,7 @@ describe('GET /v1/models', () => {
       owned_by: 'videogen',
       mode: 'text',
       fast: false,
+      aliases: [],
       inputs: {},
       durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
       qualities: ['480p', '720p', '1080p'],

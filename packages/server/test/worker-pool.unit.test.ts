@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { TaskFailure } from '../src/domain/errors.js';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
+import { ModelCatalogue } from '../src/domain/model-catalogue.js';
 import { resultKey } from '../src/domain/storage-keys.js';
 import type { TaskRecord } from '../src/domain/task.js';
 import { EngineRouter } from '../src/engines/engine-router.js';
@@ -54,6 +55,7 @@ async function setUp(
     store,
     storage,
     engines: EngineRouter.all(engine),
+    catalogue: ModelCatalogue.BUILT_IN,
     dispatcher,
     logger: pino({ level: 'silent' }),
     concurrency: 1,

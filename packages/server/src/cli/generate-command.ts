@@ -18,15 +18,14 @@ import {
   type GenerationOptions,
   type GenerationRequest,
   isAspectRatio,
-  isDuration,
+  isBuiltInModelId,
   isImageToVideoModel,
-  isModelId,
   isQuality,
   isTextToVideoModel,
   MAX_SEED,
-  MODEL_IDS,
   type ModelId,
   modelFor,
+  type OperatorModelRequest,
   TaskFailedError,
   type VideogenClient,
 } from '@videogen/client';
@@ -68,7 +67,7 @@ function chooseModel(
 ): ModelId {
   if (values.model !== undefined) {
     if (values.mode !== undefined) throw new UsageError('give --model or --mode, not both');
-    if (!isModelId(values.model)) throw new UsageError(`--model must be one of ${MODEL_IDS.join(', ')}`);
+    // Any ID or alias the server has: it answers `model_not_found` with its own list for one it lacks.
     return values.model;
   }
   if (values.mode !== undefined) {
@@ -88,10 +87,11 @@ function commonOptions(values: {
   'aspect-ratio'?: string;
   seed?: string;
   'callback-url'?: string;
-}): GenerationOptions {
+}): CommonOptions {
   const duration = values.duration === undefined ? undefined : Number(values.duration);
-  if (duration !== undefined && !isDuration(duration)) {
-    throw new UsageError('--duration must be a whole number of seconds from 4 to 15');
+  // Each model's own range is the server's to check (`videogen models` lists them).
+  if (duration !== undefined && !(/^\d+$/.test(values.duration ?? '') && duration > 0)) {
+    throw new UsageError('--duration must be a whole number of seconds');
   }
   const quality = values.quality;
   if (quality !== undefined && !isQuality(quality))
@@ -114,13 +114,29 @@ function commonOptions(values: {
   };
 }
 
-/** The request for `model`, or a usage error saying which assets the model needs or refuses. */
+/** What every request takes, its duration any whole number of seconds (the model's range is the server's). */
+type CommonOptions = Omit<GenerationOptions, 'duration'> & { readonly duration?: number };
+
+/** The request for `model`, or a usage error saying which assets a built-in model needs or refuses. */
 function buildRequest(
   model: ModelId,
-  common: GenerationOptions,
+  options: CommonOptions,
   assets: { image: AssetUrl[]; video: AssetUrl[]; audio: AssetUrl[] },
-): GenerationRequest {
+): GenerationRequest<string> {
   const { image, video, audio } = assets;
+  if (!isBuiltInModelId(model)) {
+    // A model of the operator's: the server knows its mode and limits, and says what it refuses.
+    const request: OperatorModelRequest<string> = {
+      ...options,
+      model,
+      ...(image.length > 0 ? { image_urls: image } : {}),
+      ...(video.length > 0 ? { video_urls: video } : {}),
+      ...(audio.length > 0 ? { audio_urls: audio } : {}),
+    };
+    return request as GenerationRequest<string>;
+  }
+  // A duration outside the built-in range goes as it is: the server's refusal names the range.
+  const common = options as GenerationOptions;
   if (isTextToVideoModel(model)) {
     if (image.length + video.length + audio.length > 0) {
       throw new UsageError(`${model} takes no --image, --video or --audio`);

@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
-import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { type TypeCheck, TypeCompiler } from '@sinclair/typebox/compiler';
 import { refuseControlCharacters } from './control-characters.js';
 import { ApiError } from './errors.js';
 import {
@@ -14,59 +14,88 @@ import {
   type Quality,
   resolveAspectRatio,
 } from './frame-size.js';
-import {
-  type AssetField,
-  findModel,
-  MAX_REFERENCE_ASSETS,
-  MODEL_IDS,
-  type ModelDefinition,
-  modelsAccepting,
-} from './models.js';
+import { ModelCatalogue } from './model-catalogue.js';
+import { ASSET_FIELDS, DEFAULT_DURATION, DEFAULT_QUALITY, type ModelDefinition } from './models.js';
 import { schemaError } from './schema-errors.js';
 
 export const PROMPT_MAX_LENGTH = 5000;
 export const CALLBACK_URL_MAX_LENGTH = 2048;
 export const SEED_MAX = 4294967295;
-export const DEFAULT_DURATION = 5;
-export const MIN_DURATION = 4;
-export const MAX_DURATION = 15;
-export const DEFAULT_QUALITY: Quality = '720p';
 
 const AssetUrls = (description: string) => Type.Array(Type.String({ minLength: 1 }), { description });
 
-export const GenerationRequestSchema = Type.Object(
-  {
-    model: Type.Union(
-      MODEL_IDS.map((id) => Type.Literal(id)),
-      { description: 'Selects the mode and the fast or standard variant.' },
-    ),
-    prompt: Type.String({
-      minLength: 1,
-      maxLength: PROMPT_MAX_LENGTH,
-      description: 'Text description of the video; references are named in plain language ("image 1").',
-    }),
-    image_urls: Type.Optional(
-      AssetUrls('Image-to-video: first (and last) frame. Reference-to-video: reference images.'),
-    ),
-    video_urls: Type.Optional(AssetUrls('Reference-to-video: reference videos.')),
-    audio_urls: Type.Optional(AssetUrls('Reference-to-video: reference audio, used as the soundtrack.')),
-    duration: Type.Optional(
-      Type.Integer({ minimum: MIN_DURATION, maximum: MAX_DURATION, default: DEFAULT_DURATION }),
-    ),
-    quality: Type.Optional(
-      Type.Union(
-        QUALITIES.map((q) => Type.Literal(q)),
-        { default: DEFAULT_QUALITY },
+/**
+ * The request's schema for a catalogue: its model names and the widest duration range of its models (each model's
+ * own limits are checked after it, and `/v1/models` lists them). For the built-in catalogue, the interface's.
+ */
+function generationRequestSchema(catalogue: ModelCatalogue) {
+  const durations = catalogue.models.flatMap((model) => model.durations);
+  return Type.Object(
+    {
+      model: Type.Union(
+        catalogue.names().map((name) => Type.Literal(name)),
+        { description: 'Selects the mode and the fast or standard variant.' },
       ),
-    ),
-    aspect_ratio: Type.Optional(Type.Union(ASPECT_RATIOS.map((r) => Type.Literal(r)))),
-    seed: Type.Optional(Type.Integer({ minimum: 0, maximum: SEED_MAX })),
-    callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: CALLBACK_URL_MAX_LENGTH })),
-  },
-  { additionalProperties: false },
-);
+      prompt: Type.String({
+        minLength: 1,
+        maxLength: PROMPT_MAX_LENGTH,
+        description: 'Text description of the video; references are named in plain language ("image 1").',
+      }),
+      image_urls: Type.Optional(
+        AssetUrls('Image-to-video: first (and last) frame. Reference-to-video: reference images.'),
+      ),
+      video_urls: Type.Optional(AssetUrls('Reference-to-video: reference videos.')),
+      audio_urls: Type.Optional(AssetUrls('Reference-to-video: reference audio, used as the soundtrack.')),
+      duration: Type.Optional(
+        Type.Integer({
+          minimum: Math.min(...durations),
+          maximum: Math.max(...durations),
+          default: DEFAULT_DURATION,
+          description: "Seconds; each model's durations are in `GET /v1/models`.",
+        }),
+      ),
+      quality: Type.Optional(
+        Type.Union(
+          QUALITIES.map((q) => Type.Literal(q)),
+          { default: DEFAULT_QUALITY },
+        ),
+      ),
+      aspect_ratio: Type.Optional(Type.Union(ASPECT_RATIOS.map((r) => Type.Literal(r)))),
+      seed: Type.Optional(Type.Integer({ minimum: 0, maximum: SEED_MAX })),
+      callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: CALLBACK_URL_MAX_LENGTH })),
+    },
+    { additionalProperties: false },
+  );
+}
 
-export type GenerationRequestBody = Static<typeof GenerationRequestSchema>;
+type RequestSchema = ReturnType<typeof generationRequestSchema>;
+
+export type GenerationRequestBody = Static<RequestSchema>;
+
+interface CompiledRequest {
+  readonly schema: RequestSchema;
+  readonly checker: TypeCheck<RequestSchema>;
+}
+
+const compiled = new WeakMap<ModelCatalogue, CompiledRequest>();
+
+function compiledFor(catalogue: ModelCatalogue): CompiledRequest {
+  let found = compiled.get(catalogue);
+  if (!found) {
+    const schema = generationRequestSchema(catalogue);
+    found = { schema, checker: TypeCompiler.Compile(schema) };
+    compiled.set(catalogue, found);
+  }
+  return found;
+}
+
+/** The request's schema for `catalogue`, built once: it drives validation and the OpenAPI document. */
+export function requestSchemaOf(catalogue: ModelCatalogue): RequestSchema {
+  return compiledFor(catalogue).schema;
+}
+
+/** The request's schema for the built-in catalogue. */
+export const GenerationRequestSchema = requestSchemaOf(ModelCatalogue.BUILT_IN);
 
 /** A request with every default applied: what a task stores and what an engine renders. */
 export interface GenerationParams {
@@ -86,9 +115,7 @@ export interface ValidGeneration {
   readonly params: GenerationParams;
 }
 
-const checker = TypeCompiler.Compile(GenerationRequestSchema);
 const KNOWN_FIELDS = new Set(Object.keys(GenerationRequestSchema.properties));
-const ASSET_FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
 
 /**
  * The one rule for every http(s) URL of a request (assets and callback_url): no `user:password@`. The URL is
@@ -137,7 +164,7 @@ function assertCallbackUrl(value: string): void {
   refuseCredentials(url, param);
 }
 
-function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void {
+function checkAssets(catalogue: ModelCatalogue, model: ModelDefinition, body: GenerationRequestBody): void {
   let total = 0;
   for (const field of ASSET_FIELDS) {
     const urls = body[field];
@@ -146,7 +173,7 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
       if (urls !== undefined) {
         throw new ApiError(
           'invalid_parameter',
-          `${field} is not accepted by ${model.id}; it is accepted by ${modelsAccepting(field).join(', ')}.`,
+          `${field} is not accepted by ${model.id}; it is accepted by ${catalogue.accepting(field).join(', ')}.`,
           { param: field },
         );
       }
@@ -180,21 +207,61 @@ function checkAssets(model: ModelDefinition, body: GenerationRequestBody): void 
         { param: 'image_urls' },
       );
     }
-    if (total > MAX_REFERENCE_ASSETS) {
-      throw new ApiError('invalid_parameter', `At most ${MAX_REFERENCE_ASSETS} reference assets in all.`, {
-        param: 'image_urls',
-      });
+    if (total > model.maxReferenceAssets) {
+      throw new ApiError(
+        'invalid_parameter',
+        `At most ${model.maxReferenceAssets} reference assets in all.`,
+        {
+          param: 'image_urls',
+        },
+      );
     }
   }
 }
 
+/** The model's own durations, qualities and aspect ratios, where they are narrower than the schema's. */
+function checkLimits(model: ModelDefinition, body: GenerationRequestBody): void {
+  if (body.duration !== undefined && !model.durations.includes(body.duration)) {
+    throw new ApiError(
+      'invalid_parameter',
+      `duration must be one of ${listOf(model.durations)} seconds for ${model.id}.`,
+      { param: 'duration' },
+    );
+  }
+  if (body.quality !== undefined && !model.qualities.includes(body.quality)) {
+    throw new ApiError(
+      'invalid_parameter',
+      `quality must be one of ${model.qualities.join(', ')} for ${model.id}.`,
+      {
+        param: 'quality',
+      },
+    );
+  }
+  if (body.aspect_ratio !== undefined && !model.aspectRatios.includes(body.aspect_ratio)) {
+    throw new ApiError(
+      'invalid_parameter',
+      `aspect_ratio must be one of ${model.aspectRatios.join(', ')} for ${model.id}.`,
+      { param: 'aspect_ratio' },
+    );
+  }
+}
+
+/** `4, 6, 8`, or `4 to 15` for a run of consecutive values. */
+function listOf(values: readonly number[]): string {
+  const first = values[0] as number;
+  const last = values[values.length - 1] as number;
+  return values.length > 2 && last - first === values.length - 1 ? `${first} to ${last}` : values.join(', ');
+}
+
 /**
- * Validates a parsed JSON body against docs/decisions.md#models-and-requests and applies the defaults.
- * Throws `ApiError` naming the first offending field.
+ * Validates a parsed JSON body against docs/decisions.md#models-and-requests and the model's own limits, and applies
+ * the defaults. Throws `ApiError` naming the first offending field. `catalogue`: the server's (the built-in one
+ * unless the engines file defines models).
  */
 export function parseGenerationRequest(
   body: unknown,
   randomSeed: () => number = defaultSeed,
+  catalogue: ModelCatalogue = ModelCatalogue.BUILT_IN,
 ): ValidGeneration {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError('invalid_json', 'The request body must be a JSON object.');
@@ -207,16 +274,8 @@ export function parseGenerationRequest(
   }
   if (record.model === undefined)
     throw new ApiError('missing_parameter', 'model is required.', { param: 'model' });
-  const model = typeof record.model === 'string' ? findModel(record.model) : undefined;
-  if (!model) {
-    throw new ApiError(
-      'model_not_found',
-      `The model ${JSON.stringify(record.model)} does not exist; use one of ${MODEL_IDS.join(', ')}.`,
-      {
-        param: 'model',
-      },
-    );
-  }
+  const model = catalogue.resolve(record.model);
+  const { checker } = compiledFor(catalogue);
   // The compiled check first: walking the errors of a valid body costs several times as much.
   if (!checker.Check(record)) throw schemaError(checker.Errors(record));
   const valid = record as GenerationRequestBody;
@@ -227,9 +286,11 @@ export function parseGenerationRequest(
   // A NUL byte means nothing in a prompt, PostgreSQL cannot store it, and a command line cannot carry it.
   if (prompt.includes('\u0000'))
     throw new ApiError('invalid_parameter', 'prompt must not contain NUL (U+0000).', { param: 'prompt' });
-  checkAssets(model, valid);
+  checkLimits(model, valid);
+  checkAssets(catalogue, model, valid);
   if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
 
+  const aspectRatio = valid.aspect_ratio ?? model.defaultAspectRatio;
   return {
     model,
     params: {
@@ -237,13 +298,10 @@ export function parseGenerationRequest(
       image_urls: valid.image_urls ?? [],
       video_urls: valid.video_urls ?? [],
       audio_urls: valid.audio_urls ?? [],
-      duration: valid.duration ?? DEFAULT_DURATION,
-      quality: valid.quality ?? DEFAULT_QUALITY,
+      duration: valid.duration ?? model.defaultDuration,
+      quality: valid.quality ?? model.defaultQuality,
       // With no image or video to follow, `adaptive` is 16:9 from the start, and the task says so.
-      aspect_ratio:
-        model.mode === 'text'
-          ? resolveAspectRatio(valid.aspect_ratio ?? '16:9', undefined)
-          : (valid.aspect_ratio ?? 'adaptive'),
+      aspect_ratio: model.mode === 'text' ? resolveAspectRatio(aspectRatio, undefined) : aspectRatio,
       seed: valid.seed ?? randomSeed(),
       callback_url: valid.callback_url ?? null,
     },

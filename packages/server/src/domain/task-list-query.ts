@@ -5,7 +5,8 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { ApiError } from './errors.js';
-import { MODEL_IDS, type ModelId } from './models.js';
+import type { ModelCatalogue } from './model-catalogue.js';
+import { MODEL_ID_PATTERN, type ModelId } from './models.js';
 import { TASK_STATUSES, type TaskRecord, type TaskStatus } from './task.js';
 
 /** A validated query, times in epoch ms. */
@@ -30,7 +31,9 @@ export const TaskListQuerySchema = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE })),
   after: Type.Optional(Type.String({ description: 'The next_cursor of the previous page.' })),
   status: Type.Optional(Type.Union(TASK_STATUSES.map((s) => Type.Literal(s)))),
-  model: Type.Optional(Type.Union(MODEL_IDS.map((id) => Type.Literal(id)))),
+  model: Type.Optional(
+    Type.String({ pattern: MODEL_ID_PATTERN, description: 'A model ID or alias of `GET /v1/models`.' }),
+  ),
   created_after: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds, inclusive.' })),
   created_before: Type.Optional(Type.Integer({ minimum: 0, description: 'Unix seconds, exclusive.' })),
 });
@@ -60,7 +63,11 @@ function decodeCursor(raw: string): { createdAt: number; id: string } {
   return { createdAt: Number(match[1]), id: match[2] };
 }
 
-export function parseTaskListQuery(query: Readonly<Record<string, unknown>>): TaskListQuery {
+/** `catalogue`: the server's; an alias filters by its model's ID. */
+export function parseTaskListQuery(
+  query: Readonly<Record<string, unknown>>,
+  catalogue: ModelCatalogue,
+): TaskListQuery {
   const known = new Set(Object.keys(TaskListQuerySchema.properties));
   for (const name of Object.keys(query)) {
     if (!known.has(name)) {
@@ -76,9 +83,10 @@ export function parseTaskListQuery(query: Readonly<Record<string, unknown>>): Ta
   if (status !== undefined && !TASK_STATUSES.includes(status as TaskStatus)) {
     throw invalid('status', `status must be one of ${TASK_STATUSES.join(', ')}.`);
   }
-  const model = one('model');
-  if (model !== undefined && !MODEL_IDS.includes(model as ModelId)) {
-    throw invalid('model', `model must be one of ${MODEL_IDS.join(', ')}.`);
+  const name = one('model');
+  const model = name === undefined ? undefined : catalogue.find(String(name))?.id;
+  if (name !== undefined && model === undefined) {
+    throw invalid('model', `model must be one of ${catalogue.ids().join(', ')}.`);
   }
   const after = one('after');
   if (after !== undefined && typeof after !== 'string') throw invalid('after', 'after must be a string.');
@@ -88,7 +96,7 @@ export function parseTaskListQuery(query: Readonly<Record<string, unknown>>): Ta
     limit: integer(one('limit'), 'limit', 1, MAX_PAGE_SIZE) ?? DEFAULT_PAGE_SIZE,
     ...(after !== undefined ? { after: decodeCursor(after) } : {}),
     ...(status !== undefined ? { status: status as TaskStatus } : {}),
-    ...(model !== undefined ? { model: model as ModelId } : {}),
+    ...(model !== undefined ? { model } : {}),
     ...(createdAfter !== undefined ? { createdAfter: createdAfter * 1000 } : {}),
     ...(createdBefore !== undefined ? { createdBefore: createdBefore * 1000 } : {}),
   };

@@ -27,6 +27,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../config.js';
 import type { EngineRoute } from '../domain/engine-route.js';
+import { ModelCatalogue } from '../domain/model-catalogue.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Prices } from '../domain/prices.js';
 import type { RoutingPolicy } from '../ports/engine-router.js';
@@ -35,6 +36,7 @@ import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
 import { FalOptionsSchema } from './fal/fal-options.js';
 import { GeminiOptionsSchema } from './gemini/gemini-options.js';
+import { ModelsSchema, modelEntryProblem, readModels, type WrittenRoute } from './models-file.js';
 import { OpenAiOptionsSchema } from './openai/openai-options.js';
 import { PricesSchema, toPrices } from './prices-file.js';
 import { RelayOptionsSchema } from './relay/relay-options.js';
@@ -63,25 +65,6 @@ export type EngineOptions = Static<typeof EngineOptionsSchema>;
 export type EngineType = EngineOptions['type'];
 
 const ENGINE_NAME = '^[a-z0-9][a-z0-9_-]{0,63}$';
-
-const EngineName = Type.String({ pattern: ENGINE_NAME });
-
-/** A weighted set of equivalent engines: `{balance: {gpu-a: 2, gpu-b: 1}}`. */
-const BalancedStepSchema = Type.Object(
-  {
-    balance: Type.Record(Type.String({ pattern: ENGINE_NAME }), Type.Number({ exclusiveMinimum: 0 }), {
-      additionalProperties: false,
-      minProperties: 1,
-    }),
-  },
-  { additionalProperties: false },
-);
-
-const RouteSchema = Type.Union([
-  EngineName,
-  BalancedStepSchema,
-  Type.Array(Type.Union([EngineName, BalancedStepSchema]), { minItems: 1 }),
-]);
 
 /** Keys any engine may have beside its type's options: how routing treats it. */
 const RoutingKeysSchema = Type.Object({
@@ -114,11 +97,7 @@ const RoutingSchema = Type.Object(
 const EnginesFileSchema = Type.Object(
   {
     engines: Type.Optional(Type.Record(Type.String({ pattern: ENGINE_NAME }), EngineOptionsSchema)),
-    models: Type.Partial(
-      Type.Record(Type.Union(MODEL_IDS.map((id) => Type.Literal(id))), RouteSchema, {
-        additionalProperties: false,
-      }),
-    ),
+    models: ModelsSchema,
     routing: Type.Optional(RoutingSchema),
     prices: Type.Optional(PricesSchema),
   },
@@ -162,6 +141,8 @@ export const DEFAULT_ROUTING: RoutingPolicy = {
 export interface EnginesConfig {
   /** Every engine a model ID uses, by name (`local` included when used). */
   readonly engines: ReadonlyMap<string, EngineOptions>;
+  /** The built-in models and those the file defines, with their aliases. */
+  readonly catalogue: ModelCatalogue;
   /** Model ID → its route, for the model IDs this process serves. */
   readonly models: ReadonlyMap<ModelId, EngineRoute>;
   /** Engine name → its routing limits, for the engines that have some. */
@@ -186,6 +167,7 @@ export class EnginesFileError extends ConfigError {
 export function defaultEnginesConfig(baseDir = process.cwd()): EnginesConfig {
   return {
     engines: new Map([[LOCAL_ENGINE, { type: 'local' }]]),
+    catalogue: ModelCatalogue.BUILT_IN,
     models: new Map(MODEL_IDS.map((id) => [id, [[{ engine: LOCAL_ENGINE, weight: 1 }]]])),
     limits: new Map(),
     routing: DEFAULT_ROUTING,
@@ -250,15 +232,15 @@ function firstProblem(data: unknown): string | undefined {
       if (error) return `/engines/${name}${error.path}: ${error.message}`;
     }
   }
+  const models = (data as { models?: unknown } | null)?.models;
+  if (models && typeof models === 'object' && !Array.isArray(models)) {
+    for (const [id, entry] of Object.entries(models)) {
+      const problem = modelEntryProblem(id, entry);
+      if (problem) return problem;
+    }
+  }
   const error = checker.Errors(data).First();
   if (!error) return undefined;
-  if (
-    error.path.startsWith('/models/') &&
-    error.value !== undefined &&
-    !MODEL_IDS.includes(error.path.slice(8) as ModelId)
-  ) {
-    return `${error.path}: not a model ID (model IDs: ${MODEL_IDS.join(', ')})`;
-  }
   return `${error.path || '/'}: ${error.message}`;
 }
 
@@ -323,7 +305,7 @@ function routingPolicy(routing: Static<typeof RoutingSchema> | undefined): Routi
 }
 
 /** A route as written (a name, a balanced set, or a list of both) as steps of weighted engines. */
-function toRoute(written: Static<typeof RouteSchema>): EngineRoute {
+function toRoute(written: WrittenRoute): EngineRoute {
   const steps = Array.isArray(written) ? written : [written];
   return steps.map((step) =>
     typeof step === 'string'
@@ -348,10 +330,11 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
   }
   const engines = new Map<string, EngineOptions>();
   const models = new Map<ModelId, EngineRoute>();
-  const written = parsed.models as Partial<Record<ModelId, Static<typeof RouteSchema>>>;
-  for (const id of MODEL_IDS) {
-    const route = written[id];
-    if (route === undefined) continue;
+  const { catalogue, routes } = readModels(
+    parsed.models,
+    (path, message) => new EnginesFileError(file, `${path}: ${message}`),
+  );
+  for (const [id, route] of routes) {
     const steps = toRoute(route);
     const seen = new Set<string>();
     for (const { engine: name } of steps.flat()) {
@@ -371,9 +354,16 @@ export function parseEnginesConfig(data: unknown, file: string, env: Env = proce
     models.set(id, steps);
   }
   if (models.size === 0) throw new EnginesFileError(file, '/models: maps no model ID to an engine');
-  const prices = parsed.prices && toPrices(parsed.prices);
+  const prices =
+    parsed.prices &&
+    toPrices(
+      parsed.prices,
+      catalogue,
+      (path, message) => new EnginesFileError(file, `/prices${path}: ${message}`),
+    );
   return {
     engines,
+    catalogue,
     models,
     limits: new Map([...limits].filter(([name]) => engines.has(name))),
     routing: routingPolicy(parsed.routing),

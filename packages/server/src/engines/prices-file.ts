@@ -11,7 +11,8 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { QUALITIES, type Quality } from '../domain/frame-size.js';
-import { MODEL_IDS, type ModelId } from '../domain/models.js';
+import type { ModelCatalogue } from '../domain/model-catalogue.js';
+import { MODEL_ID_PATTERN, type ModelId } from '../domain/models.js';
 import { type Prices, toMicros } from '../domain/prices.js';
 
 /** Per second of video; kept in micro-units, so rounded to six decimals. */
@@ -20,26 +21,38 @@ const Amount = Type.Number({ minimum: 0, maximum: 1_000_000 });
 export const PricesSchema = Type.Object(
   {
     currency: Type.String({ pattern: '^[A-Z]{3}$', description: 'An ISO 4217 code, e.g. USD.' }),
-    models: Type.Partial(
-      Type.Record(
-        Type.Union(MODEL_IDS.map((id) => Type.Literal(id))),
-        Type.Partial(
-          Type.Record(Type.Union(QUALITIES.map((quality) => Type.Literal(quality))), Amount, {
-            additionalProperties: false,
-          }),
-        ),
-        { additionalProperties: false },
+    models: Type.Record(
+      Type.String({ pattern: MODEL_ID_PATTERN }),
+      Type.Partial(
+        Type.Record(Type.Union(QUALITIES.map((quality) => Type.Literal(quality))), Amount, {
+          additionalProperties: false,
+        }),
       ),
+      { additionalProperties: false },
     ),
   },
   { additionalProperties: false },
 );
 
-export function toPrices(parsed: Static<typeof PricesSchema>): Prices {
+/** `problem` makes the file's error for a path under `/prices`; a price names a model by its ID, not an alias. */
+export function toPrices(
+  parsed: Static<typeof PricesSchema>,
+  catalogue: ModelCatalogue,
+  problem: (path: string, message: string) => Error,
+): Prices {
   const perSecond = new Map<ModelId, Partial<Record<Quality, number>>>();
-  for (const id of MODEL_IDS) {
-    const byQuality = (parsed.models as Partial<Record<ModelId, Partial<Record<Quality, number>>>>)[id];
-    if (!byQuality) continue;
+  for (const [id, byQuality] of Object.entries(
+    parsed.models as Record<ModelId, Partial<Record<Quality, number>>>,
+  )) {
+    const model = catalogue.find(id);
+    if (model?.id !== id) {
+      throw problem(
+        `/models/${id}`,
+        model
+          ? `an alias of ${model.id}: price the model by its ID`
+          : `not a model ID (model IDs: ${catalogue.ids().join(', ')})`,
+      );
+    }
     perSecond.set(
       id,
       Object.fromEntries(

@@ -10,7 +10,7 @@ import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
 import { type ApiErrorCode, ERROR_CATALOGUE, type ErrorCode, TASK_ERROR_CODES } from '../domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
-import { MODEL_IDS } from '../domain/models.js';
+import { LONGEST_DURATION, MODEL_ID_PATTERN } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
 import { USAGE_GROUPINGS } from '../domain/usage.js';
 import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
@@ -23,6 +23,9 @@ import { changesState } from './session-cookie.js';
 function StringEnum<const T extends readonly string[]>(values: T, options: { description?: string } = {}) {
   return Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 }
+
+/** A model ID: the catalogue is the server's (`GET /v1/models`), so no list of them is fixed here. */
+const ModelIdSchema = (description: string) => Type.String({ pattern: MODEL_ID_PATTERN, description });
 
 const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, description });
 
@@ -61,7 +64,7 @@ export const TaskSchema = Type.Object(
   {
     id: Type.String({ description: '`task-unified-` and a ULID.' }),
     object: StringEnum(['video.generation.task']),
-    model: StringEnum(MODEL_IDS),
+    model: ModelIdSchema('The model ID (an alias in the request is its model ID here).'),
     status: StringEnum(TASK_STATUSES, {
       description: '`pending` → `processing` → `completed` or `failed`; the last two are final.',
     }),
@@ -73,7 +76,7 @@ export const TaskSchema = Type.Object(
     created_at: UnixSeconds('Unix seconds.'),
     updated_at: UnixSeconds('Unix seconds of the last change.'),
     completed_at: Type.Optional(UnixSeconds('Unix seconds; once the task is completed or failed.')),
-    duration: Type.Integer({ minimum: 4, maximum: 15, description: 'Seconds.' }),
+    duration: Type.Integer({ minimum: 1, maximum: LONGEST_DURATION, description: 'Seconds.' }),
     quality: StringEnum(QUALITIES),
     aspect_ratio: StringEnum(ASPECT_RATIOS),
     seed: Type.Integer({
@@ -231,12 +234,15 @@ const AssetLimitsSchema = Type.Object({
 
 export const ModelSchema = Type.Object(
   {
-    id: StringEnum(MODEL_IDS),
+    id: ModelIdSchema('The six built-in IDs first, then those the operator defined.'),
     object: StringEnum(['model']),
     created: Type.Integer({ description: 'Unix seconds.' }),
     owned_by: StringEnum(['videogen']),
     mode: StringEnum(['text', 'image', 'reference']),
     fast: Type.Boolean(),
+    aliases: Type.Array(Type.String(), {
+      description: 'Other names a request may give the model; a task names it by its ID.',
+    }),
     inputs: Type.Object(
       {
         image_urls: Type.Optional(AssetLimitsSchema),

@@ -8,17 +8,9 @@
 import { ANY_INPUT, type EngineCapabilities } from '../domain/engine-capabilities.js';
 import { type CircuitPolicy, circuitState, type EngineRoute, routeEngines } from '../domain/engine-route.js';
 import { ApiError } from '../domain/errors.js';
-import { ASPECT_RATIOS, type AspectRatio, QUALITIES, type Quality } from '../domain/frame-size.js';
-import { MAX_DURATION, MIN_DURATION } from '../domain/generation-request.js';
-import {
-  type AssetField,
-  type AssetLimits,
-  type GenerationMode,
-  MODEL_IDS,
-  MODELS,
-  type ModelDefinition,
-  type ModelId,
-} from '../domain/models.js';
+import type { AspectRatio, Quality } from '../domain/frame-size.js';
+import type { ModelCatalogue } from '../domain/model-catalogue.js';
+import type { AssetField, AssetLimits, GenerationMode, ModelDefinition, ModelId } from '../domain/models.js';
 import type { EngineStats, RoutingStore, WorkerStore } from '../ports/store.js';
 
 /**
@@ -26,8 +18,6 @@ import type { EngineStats, RoutingStore, WorkerStore } from '../ports/store.js';
  * model.
  */
 const CATALOGUE_CREATED = 1_767_225_600;
-
-const DURATIONS = Array.from({ length: MAX_DURATION - MIN_DURATION + 1 }, (_, i) => MIN_DURATION + i);
 
 export interface PublicModel {
   id: ModelId;
@@ -38,6 +28,8 @@ export interface PublicModel {
   fast: boolean;
   /** The asset fields the model takes, with how many of each. */
   inputs: Partial<Record<AssetField, AssetLimits>>;
+  /** Other names a request may give it (the engines file's `aliases`). */
+  aliases: string[];
   /** Seconds. */
   durations: number[];
   qualities: Quality[];
@@ -90,31 +82,35 @@ export interface ModelRouting {
 type ModelStore = Pick<RoutingStore, 'engineStats'> & Pick<WorkerStore, 'servedModels'>;
 
 export class ModelList {
+  readonly #catalogue: ModelCatalogue;
   readonly #routing: ModelRouting;
   readonly #store: ModelStore;
 
-  constructor(options: { routing: ModelRouting; store: ModelStore }) {
+  constructor(options: { catalogue: ModelCatalogue; routing: ModelRouting; store: ModelStore }) {
+    this.#catalogue = options.catalogue;
     this.#routing = options.routing;
     this.#store = options.store;
   }
 
   async list(): Promise<PublicModelList> {
     const [stats, served] = await Promise.all([this.#store.engineStats(), this.#store.servedModels()]);
-    const data = MODEL_IDS.map((id) => this.#describe(id, stats, served));
+    const data = this.#catalogue.models.map((model) => this.#describe(model, stats, served));
     return { object: 'list', data };
   }
 
-  async get(id: string): Promise<PublicModel> {
+  /** By its ID or an alias. */
+  async get(name: string): Promise<PublicModel> {
+    const id = this.#catalogue.find(name)?.id;
     const model = (await this.list()).data.find((candidate) => candidate.id === id);
     if (!model)
-      throw new ApiError('model_not_found', `The model ${JSON.stringify(id)} does not exist.`, {
+      throw new ApiError('model_not_found', `The model ${JSON.stringify(name)} does not exist.`, {
         param: 'model',
       });
     return model;
   }
 
-  #describe(id: ModelId, stats: EngineStats, served: ReadonlySet<ModelId>): PublicModel {
-    const model = MODELS.get(id) as ModelDefinition;
+  #describe(model: ModelDefinition, stats: EngineStats, served: ReadonlySet<ModelId>): PublicModel {
+    const id = model.id;
     const route = this.#routing.routes.get(id);
     const base = {
       id,
@@ -123,9 +119,10 @@ export class ModelList {
       owned_by: 'videogen' as const,
       mode: model.mode,
       fast: model.fast,
-      durations: DURATIONS,
-      qualities: [...QUALITIES],
-      aspect_ratios: [...ASPECT_RATIOS],
+      aliases: [...model.aliases],
+      durations: [...model.durations],
+      qualities: [...model.qualities],
+      aspect_ratios: [...model.aspectRatios],
     };
     // An API process with no engines file for this model (another file on the workers) knows no limits.
     const inputs = inputsOf(model, route ? this.#routing.capabilities(route) : ANY_INPUT);

@@ -9,7 +9,7 @@ import type { Dispatcher } from 'undici';
 import { downloadAssets } from '../assets/download-assets.js';
 import { TaskFailure } from '../domain/errors.js';
 import { frameSize, resolveAspectRatio } from '../domain/frame-size.js';
-import { getModel } from '../domain/models.js';
+import type { ModelCatalogue } from '../domain/model-catalogue.js';
 import { resultKey } from '../domain/storage-keys.js';
 import type { TaskError, TaskRecord } from '../domain/task.js';
 import type { Metrics } from '../metrics.js';
@@ -34,6 +34,8 @@ export interface RunTaskDependencies {
   readonly leases: LeaseKeeper;
   readonly storage: Storage;
   readonly engines: EngineRouter;
+  /** The server's models: a task's model by its ID. */
+  readonly catalogue: ModelCatalogue;
   readonly dispatcher: Dispatcher;
   readonly logger: Logger;
   readonly leaseMs: number;
@@ -149,7 +151,7 @@ async function execute(
   const followed = deps.wakeups?.follow(task.id);
 
   try {
-    const model = getModel(task.model);
+    const model = deps.catalogue.get(task.model);
     directory = await made;
     const workDir = directory.path;
     log.info({ model: task.model, engine: task.engine }, 'task started');

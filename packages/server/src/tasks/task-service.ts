@@ -10,6 +10,7 @@ import { ApiError } from '../domain/errors.js';
 import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
 import { isTaskId, newTaskId } from '../domain/identifiers.js';
+import { ModelCatalogue } from '../domain/model-catalogue.js';
 import { costMicros, type Prices } from '../domain/prices.js';
 import { isFinal, type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
 import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
@@ -67,6 +68,9 @@ export class TaskService {
   readonly #prices: Prices | undefined;
   readonly #watcher: TaskWatcher;
 
+  /** The models requests are checked against. */
+  readonly catalogue: ModelCatalogue;
+
   constructor(options: {
     store: TaskStore & Pick<DeliveryStore, 'listDeliveries' | 'createDelivery'>;
     resultUrl: ResultUrl;
@@ -99,6 +103,8 @@ export class TaskService {
     checkInputs?: InputCheck;
     /** What video costs: a task's cost is reserved at creation at these prices. */
     prices?: Prices | undefined;
+    /** The server's models (the engines file's); the built-in six when absent. */
+    catalogue?: ModelCatalogue;
     /**
      * How event streams learn that their tasks may have changed (tasks/task-watcher.ts): the signal to subscribe
      * to, and the poll besides it.
@@ -120,6 +126,7 @@ export class TaskService {
     this.#showUploads = options.showUploads ?? ((params) => params);
     this.#checkInputs = options.checkInputs ?? (() => undefined);
     this.#prices = options.prices;
+    this.catalogue = options.catalogue ?? ModelCatalogue.BUILT_IN;
     this.#watcher = new TaskWatcher({ ...options.watch, read: (ids) => options.store.getTasks(ids) });
   }
 
@@ -183,7 +190,7 @@ export class TaskService {
 
   /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
   async #newTask(scope: CreatorScope, body: unknown, requestOrigin: string | undefined): Promise<NewTask> {
-    const { model, params: requested } = parseGenerationRequest(body);
+    const { model, params: requested } = parseGenerationRequest(body, undefined, this.catalogue);
     const unsupported = this.#checkInputs(model, requested);
     if (unsupported)
       throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });

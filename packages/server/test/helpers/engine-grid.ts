@@ -34,7 +34,8 @@ export async function writeGridAssets(dir: string): Promise<GridAssets> {
 export function gridJobs(dir: string, assets: GridAssets, taskPrefix: string): RenderJob[] {
   const combos = QUALITIES.flatMap((quality) => ASPECT_RATIOS.map((ratio) => ({ quality, ratio })));
   return combos.map(({ quality, ratio }, index) => {
-    const model = getModel(MODEL_IDS[index % MODEL_IDS.length] as (typeof MODEL_IDS)[number]);
+    const id = MODEL_IDS[index % MODEL_IDS.length] as (typeof MODEL_IDS)[number];
+    const model = getModel(id);
     const first = index % 2 === 0 ? assets.wide : assets.tall;
     const second = first === assets.wide ? assets.tall : assets.wide;
     const images =
@@ -42,7 +43,7 @@ export function gridJobs(dir: string, assets: GridAssets, taskPrefix: string): R
     const audios = model.mode === 'reference' && index % 4 === 2 ? [assets.audio] : [];
     return makeJob(dir, {
       taskPrefix,
-      model: model.id,
+      model: id,
       quality,
       ratio,
       duration: index % 3 === 0 ? 5 : 4,

@@ -9,7 +9,7 @@ import {
   resolveAspectRatio,
 } from '../../src/domain/frame-size.js';
 import type { GenerationParams } from '../../src/domain/generation-request.js';
-import { getModel, type ModelId } from '../../src/domain/models.js';
+import { type BuiltInModelId, getModel } from '../../src/domain/models.js';
 import { type LocalAsset, OUTPUT_FPS, type RenderContext, type RenderJob } from '../../src/ports/engine.js';
 import { type Mp4Facts, mp4Facts } from './mp4-facts.js';
 
@@ -28,7 +28,7 @@ export interface JobOptions {
   /** Default `task-test`. */
   readonly taskPrefix?: string;
   /** Default `videogen-2.0-text-to-video`. */
-  readonly model?: ModelId;
+  readonly model?: BuiltInModelId;
   readonly prompt?: string;
   /** Seconds; default 4. */
   readonly duration?: number;

@@ -1,7 +1,7 @@
 /** `POST /v1/videos/generations`: create a generation task (interface §4.1). */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
-import { GenerationRequestSchema } from '../../domain/generation-request.js';
+import { requestSchemaOf } from '../../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { PublicTask } from '../../domain/task.js';
 import type { TaskService } from '../../tasks/task-service.js';
@@ -38,7 +38,7 @@ export function generationRoutes(
         operationId: 'createGeneration',
         tags: ['Generations'],
         security: API_KEY_SECURITY,
-        body: GenerationRequestSchema,
+        body: requestSchemaOf(deps.tasks.catalogue),
         headers: Type.Object({
           ...PreferWaitHeaders.properties,
           [IDEMPOTENCY_HEADER.toLowerCase()]: Type.Optional(

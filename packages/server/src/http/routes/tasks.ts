@@ -46,7 +46,11 @@ export function taskRoutes(
       validatorCompiler: () => () => true,
     },
     async (request) =>
-      deps.tasks.list(principalOf(request), parseTaskListQuery(request.query), requestOrigin(request)),
+      deps.tasks.list(
+        principalOf(request),
+        parseTaskListQuery(request.query, deps.tasks.catalogue),
+        requestOrigin(request),
+      ),
   );
   app.get<{ Params: { task_id: string } }>(
     '/v1/tasks/:task_id',
