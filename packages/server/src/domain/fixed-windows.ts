@@ -3,7 +3,7 @@
  * the dashboard's sign-ins per client address (accounts/dashboard-sessions.ts). It replaced
  * `@fastify/rate-limit`, whose check builds the route's options object, awaits the key generator and wraps the
  * store's callback in a promise on every request, work a poll (`GET /v1/tasks/{id}`) does not need
- * (docs/benchmarks.md#third-round-2026-11-28). The counting is the
+ * (docs/benchmarks.md#hot-paths-polling-and-creation). The counting is the
  * plugin's LocalStore's: a window starts with a subject's first request and admits `max` requests; the one
  * after is refused until the window ends.
  *

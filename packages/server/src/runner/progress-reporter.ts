@@ -42,7 +42,8 @@ export class ProgressReporter {
     this.#lastWriteAt = now;
     this.#reported = progress;
     // On the event loop's next turn: what the run does next (its engine's start) is not held behind the write,
-    // which on SQLite runs on this thread (0.2 of the 0.5 ms from claim to engine, docs/benchmarks.md).
+    // which on SQLite runs on this thread (0.2 of the 0.5 ms from claim to engine,
+    // docs/benchmarks.md#dispatch-phases).
     this.#writing = nextTurn()
       .then(() => this.#write(progress))
       .catch(() => {})

@@ -2,7 +2,8 @@
  * Statements sent to PostgreSQL as named prepared statements: each connection parses and plans them once,
  * where Kysely's driver sends every statement unnamed, planned anew each time. Planning was most of the
  * server's part of the two statements on a task's way from creation to its engine (the one-statement creation
- * and claim: 0.6–0.9 ms of planning against 0.1–0.2 ms of execution; docs/benchmarks.md).
+ * and claim: 0.6–0.9 ms of planning against 0.1–0.2 ms of execution;
+ * docs/benchmarks.md#task-dispatch-against-graphile-worker-and-bullmq).
  *
  * Only statements whose text is fixed by the code are named (prepared-query.ts registers them), so the
  * statements a connection keeps are a set bounded by the code. Their result columns are listed, never `*`: a

@@ -12,7 +12,8 @@
  *
  * Each topic has at most one `pg_notify` in flight: the calls made meanwhile share the next one, sent once it
  * has been answered, so every call is still followed by a NOTIFY sent after it. A round trip per call was one per
- * task created: PostgreSQL's creations reached 0.15 of a bare POST with it, 0.23-0.30 without (docs/benchmarks.md).
+ * task created: PostgreSQL's creations reached 0.15 of a bare POST with it, 0.23-0.30 without
+ * (docs/benchmarks.md#hot-paths-polling-and-creation).
  * A call with a hint is sent on its own, since its hint is its point (one per provider callback: few).
  */
 import { createHash, randomBytes } from 'node:crypto';

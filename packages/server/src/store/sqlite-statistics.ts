@@ -5,7 +5,7 @@
  * `analysis_limit` bounds each ANALYZE to a sample of each index, so it takes milliseconds however large the
  * table. Without statistics SQLite reckons each equality and range on an index matches a handful of rows, and at
  * 1M tasks took the claiming index over the listing one for a page filtered by status, model and creation time
- * (docs/benchmarks.md, "Task reads at 1M tasks").
+ * (docs/benchmarks.md#task-reads-at-1m-tasks).
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { pragma } from './sqlite-handles.js';
