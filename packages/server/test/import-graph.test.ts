@@ -2,8 +2,8 @@
  * The layering of src/, read from its import statements (TypeScript's parser, so `import type`, re-exports and
  * `import()` all count): HTTP and the CLI reach storage only through use cases and the ports' role interfaces,
  * the domain imports nothing outside itself, engines never touch the database, and no two folders import each
- * other round a cycle. The rules are checked against fixture graphs too, so that a rule which could not fail
- * would show here.
+ * other round a cycle; and the table of docs/architecture.md#layers names, row by row, exactly the folders each
+ * imports. The rules are checked against fixture graphs too, so that a rule which could not fail would show here.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
+const ARCHITECTURE = fileURLToPath(new URL('../../../../docs/architecture.md', import.meta.url));
 
 interface ImportEdge {
   /** The importing file, relative to src/ (`http/routes/tasks.ts`). */
@@ -143,6 +144,59 @@ function unitCycles(edges: readonly ImportEdge[]): string[] {
   return [...cycles].sort();
 }
 
+/** What each unit imports from other units (`http/` → `tasks/`, `domain/`, …), from the graph's edges. */
+function unitImports(edges: readonly ImportEdge[]): Map<string, Set<string>> {
+  const imports = new Map<string, Set<string>>();
+  for (const edge of edges) {
+    if (!edge.to.includes('.ts')) continue;
+    const [from, to] = [unitOf(edge.from), unitOf(edge.to)];
+    if (from !== to) imports.set(from, (imports.get(from) ?? new Set()).add(to));
+  }
+  return imports;
+}
+
+/**
+ * The table "Folder or file | Imports" of docs/architecture.md: each row's units (its first column may name
+ * several, `usage/`, `models/`) and the units its second column names in backticks; words between them
+ * ("(key limits)") are the reader's, and backticked names that are not units of src/ are left out.
+ */
+function documentedImports(markdown: string, units: ReadonlySet<string>): Map<string, Set<string>> {
+  const lines = markdown.split('\n');
+  const header = lines.findIndex((line) => /^\| Folder or file \| Imports \|$/.test(line));
+  assert.ok(header >= 0, 'docs/architecture.md has the table "Folder or file | Imports"');
+  const table = new Map<string, Set<string>>();
+  for (const line of lines.slice(header + 2)) {
+    if (!line.startsWith('|')) break;
+    const [folders = '', imported = ''] = line.slice(1, -1).split('|');
+    const named = (cell: string) =>
+      [...cell.matchAll(/`([^`]+)`/g)].map((match) => match[1] as string).filter((name) => units.has(name));
+    for (const unit of named(folders)) table.set(unit, new Set(named(imported)));
+  }
+  return table;
+}
+
+/** Where the table and the imports differ, a line each. */
+function tableDrift(
+  table: ReadonlyMap<string, Set<string>>,
+  imports: ReadonlyMap<string, Set<string>>,
+): string[] {
+  const found: string[] = [];
+  for (const [unit, actual] of imports) {
+    const documented = table.get(unit);
+    if (!documented) {
+      found.push(`${unit} has no row (it imports ${[...actual].sort().join(', ')})`);
+      continue;
+    }
+    for (const to of [...actual].sort())
+      if (!documented.has(to)) found.push(`${unit} imports ${to}, which its row does not name`);
+  }
+  for (const [unit, documented] of table) {
+    for (const to of [...documented].sort())
+      if (!imports.get(unit)?.has(to)) found.push(`${unit}'s row names ${to}, which it does not import`);
+  }
+  return found;
+}
+
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -220,6 +274,18 @@ describe('the import graph of src/', () => {
   it('has no cycle between folders', () => {
     assert.deepEqual(unitCycles(graph), []);
   });
+
+  it('is the one docs/architecture.md draws, row by row', () => {
+    const units = new Set(
+      graph
+        .flatMap((edge) => [edge.from, edge.to])
+        .filter((path) => path.endsWith('.ts'))
+        .map(unitOf),
+    );
+    const table = documentedImports(readFileSync(ARCHITECTURE, 'utf8'), units);
+    assert.ok(table.has('http/') && table.has('service.ts'), 'the table is read');
+    assert.deepEqual(tableDrift(table, unitImports(graph)), []);
+  });
 });
 
 describe('the import-graph rules, on fixture graphs', () => {
@@ -264,6 +330,32 @@ describe('the import-graph rules, on fixture graphs', () => {
     assert.equal(layerViolations([edge('engines/local/local-engine.ts', 'store/kysely-store.ts')]).length, 1);
     assert.equal(layerViolations([edge('models/model-list.ts', 'engines/engines-file.ts')]).length, 1);
     assert.equal(layerViolations([edge('helpers/misc.ts', 'domain/task.ts')]).length, 1);
+  });
+
+  it('finds where the architecture table and the imports differ', () => {
+    const imports = unitImports([
+      edge('http/app.ts', 'tasks/task-service.ts'),
+      edge('http/app.ts', 'domain/task.ts'),
+      edge('tasks/task-service.ts', 'domain/task.ts'),
+      edge('files/file-service.ts', 'domain/task.ts'),
+      edge('media/probe.ts', 'domain/task.ts'),
+    ]);
+    const table = documentedImports(
+      [
+        '| Folder or file | Imports |',
+        '|---|---|',
+        '| `domain/` | nothing outside itself |',
+        '| `http/` | `domain/`, `tasks/` (the service), `webhooks/` |',
+        '| `tasks/`, `files/` | `domain/` |',
+        '',
+        '| `media/` | `ports/` |',
+      ].join('\n'),
+      new Set(['domain/', 'http/', 'tasks/', 'files/', 'webhooks/', 'media/', 'ports/']),
+    );
+    assert.deepEqual(tableDrift(table, imports), [
+      'media/ has no row (it imports domain/)',
+      "http/'s row names webhooks/, which it does not import",
+    ]);
   });
 
   it('finds a cycle between folders, once', () => {
