@@ -1,6 +1,6 @@
 /**
  * The shapes the dashboard's scripts handle, for `tsc` checking them (`// @ts-check`, tsconfig.json here). The
- * public API's come from the SDK, which a test holds to the server's (client-catalogue.test.ts); the
+ * public API's come from the SDK, which a test holds to the server's (client-catalogue.unit.test.ts); the
  * dashboard's own routes (`/dashboard/api/…`) are spelled here.
  */
 type Task = import('@videogen/client').Task;

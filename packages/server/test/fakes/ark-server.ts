@@ -12,7 +12,7 @@
  *        edition): fields, per-model values, roles, media limits.
  *   [S5] BytePlus's 1.5-era pages (Base URL & auth, create, retrieve, list, cancel/delete and its status table).
  *   [S17] Volcengine's create page (volcengine.com/docs/82379/1520757, 2025-09-17 edition, as mirrored by
- *        bolecodex/volcano-ai-workshop docs/video.md), `callback_url`: "when the status of the video generation task
+ *        bolecodex/volcano-ai-workshop/docs/video.md), `callback_url`: "when the status of the video generation task
  *        changes, Ark pushes a POST request to this address; the callback's body has the same structure as the
  *        query task API's answer; its status is queued, running, succeeded or failed (succeeded and failed are
  *        sent three times more when no success is received within 5 seconds)". Nothing says it is signed.
