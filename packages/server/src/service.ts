@@ -227,6 +227,7 @@ export async function startService(
       models,
       publicUrl: answerBase,
       providerCallbacks,
+      retentionSeconds: config.retentionDays * 86_400,
     };
   }
 

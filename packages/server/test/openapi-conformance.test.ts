@@ -443,11 +443,20 @@ function withHeaders(
   return { ...call, headers: { ...call.headers, ...headers } };
 }
 
-function multipart(field: string, filename: string, type: string, content: Buffer) {
+function multipart(
+  field: string,
+  filename: string,
+  type: string,
+  content: Buffer,
+  fields: Record<string, string> = {},
+) {
   const boundary = 'videogen-conformance-boundary';
   return {
     headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
     body: Buffer.concat([
+      ...Object.entries(fields).map(([name, value]) =>
+        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`),
+      ),
       Buffer.from(
         `--${boundary}\r\nContent-Disposition: form-data; name="${field}"; filename="${filename}"\r\n` +
           `Content-Type: ${type}\r\n\r\n`,
@@ -577,6 +586,76 @@ const SUCCESS: Record<string, () => Promise<Call>> = {
   },
   getFile: async () => ({ method: 'GET', path: `/v1/files/${fileId}`, headers: bearer() }),
   getFileContent: async () => ({ method: 'GET', path: `/v1/files/${fileId}/content`, headers: bearer() }),
+  createVideo: async () => {
+    // OpenAI's SDKs send a form, with the reference image as a file; the main request is JSON.
+    const form = multipart('input_reference', 'frame.png', 'image/png', image, {
+      prompt: 'the frame comes alive',
+      seconds: '4',
+      size: '854x480',
+    });
+    const formed = await succeed({
+      method: 'POST',
+      path: '/v1/videos',
+      headers: { ...form.headers, ...bearer() },
+      body: form.body,
+    });
+    await succeed({
+      method: 'POST',
+      path: `/v1/tasks/${bodyOf<{ id: string }>(formed).id}/cancel`,
+      headers: bearer(),
+    });
+    const refused = await exchange({
+      method: 'POST',
+      path: '/v1/videos',
+      ...withHeaders(json({ prompt: 'a paper boat', size: '1024x1792' }), bearer()),
+    });
+    assert.equal(refused.status, 400);
+    assert.equal(bodyOf<{ error: { param: string } }>(refused).error.param, 'size');
+    return {
+      method: 'POST',
+      path: '/v1/videos',
+      ...withHeaders(
+        json({ model: 'sora-2', prompt: 'a paper boat', seconds: '4', size: '854x480' }),
+        bearer(),
+      ),
+    };
+  },
+  listVideos: async () => {
+    const first = await succeed({ method: 'GET', path: '/v1/videos?limit=1', headers: bearer() });
+    const last = bodyOf<{ last_id: string }>(first).last_id;
+    return { method: 'GET', path: `/v1/videos?limit=1&order=desc&after=${last}`, headers: bearer() };
+  },
+  getVideo: async () => ({ method: 'GET', path: `/v1/videos/${done.id}`, headers: bearer() }),
+  deleteVideo: async () => ({
+    method: 'DELETE',
+    path: `/v1/videos/${await finishedTask()}`,
+    headers: bearer(),
+  }),
+  getVideoContent: async () => {
+    for (const variant of ['thumbnail', 'spritesheet']) {
+      await succeed({
+        method: 'GET',
+        path: `/v1/videos/${done.id}/content?variant=${variant}`,
+        headers: bearer(),
+      });
+    }
+    const part = await succeed({
+      method: 'GET',
+      path: `/v1/videos/${done.id}/content`,
+      headers: { ...bearer(), range: 'bytes=0-99' },
+    });
+    assert.equal(part.status, 206);
+    const running = await createTask();
+    const early = await exchange({ method: 'GET', path: `/v1/videos/${running}/content`, headers: bearer() });
+    assert.equal(early.status, 404);
+    await succeed({ method: 'POST', path: `/v1/tasks/${running}/cancel`, headers: bearer() });
+    return { method: 'GET', path: `/v1/videos/${done.id}/content`, headers: bearer() };
+  },
+  remixVideo: async () => ({
+    method: 'POST',
+    path: `/v1/videos/${done.id}/remix`,
+    ...withHeaders(json({ prompt: 'the same boat, at night' }), bearer()),
+  }),
   getUsage: async () => ({ method: 'GET', path: '/v1/usage?group_by=model', headers: bearer() }),
   listModels: async () => ({ method: 'GET', path: '/v1/models', headers: bearer() }),
   getModel: async () => ({ method: 'GET', path: `/v1/models/${TEXT_TASK.model}`, headers: bearer() }),

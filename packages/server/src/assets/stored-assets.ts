@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GenerationParams } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
-import { inlineAssetKey } from '../domain/storage-keys.js';
+import { inlineAssetKey, STORED_ASSET_SCHEME } from '../domain/storage-keys.js';
 import type { Storage } from '../ports/storage.js';
 import { DataUrlProblem, decodeDataUrl } from './data-url.js';
 
-export const STORED_ASSET_SCHEME = 'storage:';
+export { STORED_ASSET_SCHEME };
 
 const FIELDS: readonly AssetField[] = ['image_urls', 'video_urls', 'audio_urls'];
 

@@ -280,12 +280,7 @@ export function parseGenerationRequest(
   if (!checker.Check(record)) throw schemaError(checker.Errors(record));
   const valid = record as GenerationRequestBody;
 
-  const prompt = valid.prompt.trim();
-  if (prompt.length === 0)
-    throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
-  // A NUL byte means nothing in a prompt, PostgreSQL cannot store it, and a command line cannot carry it.
-  if (prompt.includes('\u0000'))
-    throw new ApiError('invalid_parameter', 'prompt must not contain NUL (U+0000).', { param: 'prompt' });
+  const prompt = parsePrompt(valid.prompt);
   checkLimits(model, valid);
   checkAssets(catalogue, model, valid);
   if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
@@ -306,6 +301,26 @@ export function parseGenerationRequest(
       callback_url: valid.callback_url ?? null,
     },
   };
+}
+
+/** A prompt as a task stores it: trimmed, 1 to 5000 characters, without NUL; else a 400 naming `prompt`. */
+export function parsePrompt(value: unknown): string {
+  if (value === undefined)
+    throw new ApiError('missing_parameter', 'prompt is required.', { param: 'prompt' });
+  if (typeof value !== 'string' || value.length > PROMPT_MAX_LENGTH) {
+    throw new ApiError(
+      'invalid_parameter',
+      `prompt must be a string of 1 to ${PROMPT_MAX_LENGTH} characters.`,
+      { param: 'prompt' },
+    );
+  }
+  const prompt = value.trim();
+  if (prompt.length === 0)
+    throw new ApiError('invalid_parameter', 'prompt must not be blank.', { param: 'prompt' });
+  // A NUL byte means nothing in a prompt, PostgreSQL cannot store it, and a command line cannot carry it.
+  if (prompt.includes('\u0000'))
+    throw new ApiError('invalid_parameter', 'prompt must not contain NUL (U+0000).', { param: 'prompt' });
+  return prompt;
 }
 
 function defaultSeed(): number {

@@ -3,12 +3,16 @@
  *
  *   results/<task id>.mp4               a completed task's video
  *   assets/<task id>/<field>-<index>    an inline (`data:`) asset of a task's request, stored at its creation
+ *   assets/<task id>/remix-of-<id>.mp4  the video a remix (OpenAI Videos API) was made from, copied at its creation
  *   uploads/<file id>                   an uploaded file
  *
  * A task owns its video and its assets, which go with it; uploads are the account's, shared by every task that
  * refers to them, and expire on their own.
  */
 import type { AssetField } from './models.js';
+
+/** How a task's params refer to an object in storage, in place of a URL: `storage:<key>`. */
+export const STORED_ASSET_SCHEME = 'storage:';
 
 export function resultKey(taskId: string): string {
   return `results/${taskId}.mp4`;
@@ -30,4 +34,20 @@ export function uploadKey(fileId: string): string {
 /** The file id of an upload's key; undefined for any other key. */
 export function uploadIdOf(key: string): string | undefined {
   return key.startsWith('uploads/') ? key.slice('uploads/'.length) : undefined;
+}
+
+/** Where a remix keeps the video it was made from: the task's own copy, deleted with it. */
+export function remixSourceKey(taskId: string, sourceTaskId: string): string {
+  return `assets/${taskId}/remix-of-${sourceTaskId}.mp4`;
+}
+
+/** The id of the task a remix was made from (its first reference video is that task's copy); null for any other. */
+export function remixSourceOf(task: {
+  readonly id: string;
+  readonly params: { readonly video_urls: readonly string[] };
+}): string | null {
+  const first = task.params.video_urls[0] ?? '';
+  const prefix = `${STORED_ASSET_SCHEME}assets/${task.id}/remix-of-`;
+  if (!first.startsWith(prefix) || !first.endsWith('.mp4')) return null;
+  return first.slice(prefix.length, -'.mp4'.length);
 }

@@ -55,6 +55,7 @@ import { generationRoutes } from './routes/generations.js';
 import { healthRoutes } from './routes/health.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { modelRoutes } from './routes/models.js';
+import { openAiVideoRoutes } from './routes/openai-videos.js';
 import { providerCallbackRoutes } from './routes/provider-callbacks.js';
 import { resultRoutes } from './routes/results.js';
 import { taskEventRoutes } from './routes/task-events.js';
@@ -80,6 +81,8 @@ export interface ApiDependencies {
   readonly publicUrl: (requestOrigin?: string) => string;
   /** `POST /v1/provider-callbacks/{engine}`. */
   readonly providerCallbacks?: ProviderCallbacks;
+  /** How long a completed task's video is kept (`VIDEOGEN_RETENTION_DAYS`; 0: for ever), for the OpenAI Videos API. */
+  readonly retentionSeconds?: number;
 }
 
 export interface DashboardDependencies {
@@ -301,6 +304,14 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         metrics: deps.metrics,
       });
       deliveryRoutes(routes, { tasks: api.tasks, authenticate });
+      openAiVideoRoutes(routes, {
+        tasks: api.tasks,
+        storage: api.storage,
+        authenticate,
+        maxBodyBytes: deps.maxBodyBytes,
+        publicUrl: api.publicUrl,
+        retentionSeconds: api.retentionSeconds ?? 0,
+      });
       if (api.files) fileRoutes(routes, { files: api.files, authenticate });
       if (api.usage) usageRoutes(routes, { usage: api.usage, authenticate });
       if (api.models) modelRoutes(routes, { models: api.models, authenticate });

@@ -10,7 +10,8 @@
  * Large means more than the small routes' limit (`VIDEOGEN_MAX_OTHER_BODY_KB`): a burst of a thousand ordinary
  * creations at once is normal use and costs little memory, so small bodies are never counted. Nor is a body
  * over its route's limit (Fastify refuses it `413` from its declared length without reading it), nor an upload,
- * streamed to a file as it arrives (routes/files.ts). A body is always admitted while no other is held,
+ * streamed to a file as it arrives (routes/files.ts); a form the OpenAI Videos API's creation reads into memory
+ * (routes/openai-videos.ts) is counted. A body is always admitted while no other is held,
  * whatever its size: a bound below a route's body limit makes such bodies wait their turn rather than refuses
  * them for ever.
  */
@@ -59,7 +60,13 @@ export class BodiesInFlight {
     if (!chunked && !(length > this.#smallBytes)) return 0;
     const route = request.routeOptions;
     const consumes = route.schema?.consumes;
-    if (Array.isArray(consumes) && consumes.includes('multipart/form-data')) return 0;
+    // An upload streams to a file; a route that also reads JSON (the OpenAI Videos API's creation) holds either.
+    if (
+      Array.isArray(consumes) &&
+      consumes.includes('multipart/form-data') &&
+      !consumes.includes('application/json')
+    )
+      return 0;
     const limit = route.bodyLimit;
     if (chunked) return limit > this.#smallBytes ? limit : 0;
     return Number.isSafeInteger(length) && length <= limit ? length : 0;

@@ -13,6 +13,8 @@ import {
   type ApiErrorCode,
   CONNECTION_ERRORS,
   type ConnectionErrorCode,
+  type OpenAiErrorType,
+  openAiErrorType,
 } from '../domain/errors.js';
 import { resourceShortageOf } from '../ports/resource-shortage.js';
 
@@ -57,7 +59,14 @@ export function emptyBody(): ApiError {
 /** A body of a type the route does not read. */
 export function unsupportedMediaType(request: FastifyRequest): ApiError {
   const consumes = request.routeOptions.schema?.consumes;
-  return Array.isArray(consumes) && consumes.includes('multipart/form-data')
+  const forms = Array.isArray(consumes) && consumes.includes('multipart/form-data');
+  if (forms && consumes.includes('application/json')) {
+    return new ApiError(
+      'unsupported_media_type',
+      'Send the request body as JSON (Content-Type: application/json) or as multipart/form-data.',
+    );
+  }
+  return forms
     ? new ApiError('unsupported_media_type', 'Send the file as multipart/form-data.', { param: 'file' })
     : new ApiError(
         'unsupported_media_type',
@@ -98,7 +107,27 @@ function toApiError(error: FastifyError, request: FastifyRequest): ApiError | un
   return undefined;
 }
 
+/** The body of an error in OpenAI's envelope (the OpenAI Videos API routes). */
+export interface OpenAiErrorBody {
+  error: { message: string; type: OpenAiErrorType; param: string | null; code: ApiErrorCode };
+}
+
+/**
+ * Answers the error in the envelope of the route the request reached: OpenAI's on the OpenAI Videos API routes
+ * (`config.errorEnvelope`), the service's own elsewhere.
+ */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  if (reply.request.routeOptions.config?.errorEnvelope === 'openai') {
+    const body: OpenAiErrorBody = {
+      error: {
+        message: error.message,
+        type: openAiErrorType(error.status),
+        param: error.param ?? null,
+        code: error.code,
+      },
+    };
+    return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
+  }
   const body: ErrorBody = {
     error: {
       code: error.code,
@@ -117,10 +146,12 @@ export function sendConnectionError(
   code: ConnectionErrorCode,
   message: string,
 ): FastifyReply {
+  // Serialized here, past the route's response schema: on a route whose errors are in OpenAI's envelope, the
+  // schema of this status is either body, and the serializer would take this one for OpenAI's.
   return reply
     .code(CONNECTION_ERRORS[code].status)
     .type('application/json; charset=utf-8')
-    .send(connectionErrorBody(code, message, String(reply.request.id)));
+    .send(JSON.stringify(connectionErrorBody(code, message, String(reply.request.id))));
 }
 
 /** Seconds a client is asked to wait after a write failed for lack of space: as long as readiness is withheld. */

@@ -12,7 +12,7 @@ import { CALLBACK_WEBHOOKS } from './callback-document.js';
 import { requestOrigin } from './request-origin.js';
 import {
   errorCodesOf,
-  errorResponses,
+  errorResponsesIn,
   implicitErrorCodes,
   RESPONSE_HEADERS,
   SHARED_SCHEMAS,
@@ -28,9 +28,20 @@ bodies are JSON. Every answer carries an \`x-request-id\` header, and every non-
 Callbacks to a task's \`callback_url\` are under \`webhooks\`.`;
 
 type HeaderName = keyof typeof RESPONSE_HEADERS;
+interface BodySchema {
+  $ref?: string;
+  anyOf?: BodySchema[];
+}
 interface Response {
   headers?: Record<string, unknown>;
-  content?: Record<string, { schema?: { $ref?: string } }>;
+  content?: Record<string, { schema?: BodySchema }>;
+}
+
+/** An error body: the service's own (`Error`), OpenAI's envelope (`OpenAIError`), or either (`AnyError`). */
+function isErrorBody(schema: BodySchema | undefined): boolean {
+  if (!schema) return false;
+  if (schema.anyOf) return schema.anyOf.some(isErrorBody);
+  return /\/(OpenAI|Any)?Error$/.test(schema.$ref ?? '');
 }
 interface Operation {
   security?: unknown[];
@@ -56,9 +67,7 @@ function addResponseHeaders(paths: Record<string, Record<string, unknown>> | und
       // The per-key rate limit runs on the routes an API key opens (the dashboard's own routes have none).
       const authenticated = (operation.security ?? []).some((scheme) => 'apiKey' in (scheme as object));
       for (const [status, response] of Object.entries(operation.responses)) {
-        const isError = Object.values(response.content ?? {}).some((media) =>
-          media.schema?.$ref?.endsWith('/Error'),
-        );
+        const isError = Object.values(response.content ?? {}).some((media) => isErrorBody(media.schema));
         const names: HeaderName[] = ['x-request-id'];
         if (isError && (status === '429' || status === '503')) names.push('Retry-After');
         if (authenticated && status !== '401') names.push(...RATE_LIMIT_HEADERS);
@@ -78,7 +87,7 @@ function addResponseHeaders(paths: Record<string, Record<string, unknown>> | und
  */
 function withImplicitErrors(
   schema: FastifySchema & { hide?: boolean },
-  route: Pick<RouteOptions, 'method' | 'url'>,
+  route: Pick<RouteOptions, 'method' | 'url' | 'config'>,
   servedWhileDraining: ReadonlySet<string>,
 ): FastifySchema {
   if (schema.hide || !schema.response) return schema;
@@ -90,10 +99,10 @@ function withImplicitErrors(
     }),
   );
   const own = schema.response as Record<string, unknown>;
-  const merged = errorResponses(
+  const merged = errorResponsesIn(route.config?.errorEnvelope ?? 'videogen', [
     ...Object.values(own).flatMap((entry) => errorCodesOf(entry) ?? []),
     ...implicit,
-  );
+  ]);
   const response: Record<string, unknown> = { ...own };
   for (const [status, entry] of Object.entries(merged)) {
     const mine = own[status];
@@ -145,6 +154,12 @@ export function registerOpenApi(
         { name: 'Tasks', description: 'Querying, listing, cancelling and deleting tasks.' },
         { name: 'Models', description: 'The model IDs, what each takes, and whether it can run now.' },
         { name: 'Files', description: 'Uploading images, videos and audio to use in requests.' },
+        {
+          name: 'OpenAI Videos',
+          description:
+            "OpenAI's Videos API (`/v1/videos`), on the same tasks: for clients written against it, such as OpenAI's SDKs. " +
+            'Errors in OpenAI’s envelope (`OpenAIError`).',
+        },
         { name: 'Callbacks', description: "A task's callbacks (`webhooks`) and their deliveries." },
         { name: 'Results', description: 'Result videos behind signed links.' },
         { name: 'Usage', description: 'Video seconds and cost of completed tasks.' },

@@ -8,7 +8,14 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
-import { type ApiErrorCode, ERROR_CATALOGUE, type ErrorCode, TASK_ERROR_CODES } from '../domain/errors.js';
+import {
+  API_ERRORS,
+  type ApiErrorCode,
+  ERROR_CATALOGUE,
+  type ErrorCode,
+  OPENAI_ERROR_TYPES,
+  TASK_ERROR_CODES,
+} from '../domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
 import { LONGEST_DURATION, MODEL_ID_PATTERN } from '../domain/models.js';
 import { type PublicTask, TASK_STATUSES } from '../domain/task.js';
@@ -16,7 +23,8 @@ import { USAGE_GROUPINGS } from '../domain/usage.js';
 import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
 import type { PublicModel } from '../models/model-list.js';
 import type { DeletedTask, PublicTaskList } from '../tasks/task-service.js';
-import type { ErrorBody } from './error-handler.js';
+import type { ErrorBody, OpenAiErrorBody } from './error-handler.js';
+import { OpenAiVideoSchema } from './openai-video-object.js';
 import { changesState } from './session-cookie.js';
 
 /** A string with a fixed set of values: `{ type: 'string', enum }`, which fast-json-stringify writes as a plain string. */
@@ -49,6 +57,47 @@ export const ErrorBodySchema = Type.Object(
   },
   { $id: 'Error', description: 'The body of every non-2xx answer.' },
 );
+
+/**
+ * The body of an error on the OpenAI Videos API's routes (`/v1/videos`, routes/openai-videos.ts): OpenAI's
+ * envelope (`Error` of openai/openai-openapi), with this service's codes. Errors answered before a route is known
+ * (`malformed_request`, `request_timeout`, `headers_too_large`) keep the `Error` shape.
+ */
+export const OpenAiErrorSchema = Type.Object(
+  {
+    error: Type.Object({
+      message: Type.String({ description: 'For people; names the field and the rule where there is one.' }),
+      type: StringEnum(OPENAI_ERROR_TYPES, {
+        description: 'OpenAI’s class of the error, from the HTTP status.',
+      }),
+      param: Type.Union([Type.String(), Type.Null()], {
+        description:
+          'The request field at fault in OpenAI’s terms (`seconds`, `size`, `input_reference`), or null.',
+      }),
+      code: StringEnum(ERROR_CODES, { description: 'What went wrong: the code of docs/api.md#errors.' }),
+    }),
+  },
+  { $id: 'OpenAIError', description: 'The body of a non-2xx answer of the OpenAI Videos API routes.' },
+);
+
+/**
+ * Either error body: on the OpenAI Videos API routes, a status that both a route and the server before any route
+ * answer (`400`: `invalid_parameter` in OpenAI's envelope, `malformed_request` in the service's).
+ */
+export const AnyErrorSchema = Type.Union([Type.Ref(OpenAiErrorSchema), Type.Ref(ErrorBodySchema)], {
+  $id: 'AnyError',
+  description: 'OpenAI’s envelope (`OpenAIError`) for errors a route answers, else the service’s (`Error`).',
+});
+
+/** Which body an error answer has: the service's own, or OpenAI's envelope (on `/v1/videos`). */
+export type ErrorEnvelope = 'videogen' | 'openai';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The envelope of this route's error answers; the service's own when absent. */
+    errorEnvelope?: ErrorEnvelope;
+  }
+}
 
 export const TaskErrorSchema = Type.Object(
   {
@@ -273,6 +322,9 @@ export const ModelIdParams = Type.Object({ model_id: Type.String({ description: 
 /** The schemas with an `$id`, added to the app once and listed under `components.schemas`. */
 export const SHARED_SCHEMAS: readonly (TSchema & { $id: string })[] = [
   ErrorBodySchema,
+  OpenAiErrorSchema,
+  AnyErrorSchema,
+  OpenAiVideoSchema,
   TaskErrorSchema,
   TaskSchema,
   DeliverySchema,
@@ -332,6 +384,27 @@ type ErrorResponse = TSchema & { [ERROR_RESPONSE_CODES]?: readonly ErrorCode[] }
  * (`implicitErrorCodes`); a route lists its own.
  */
 export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
+  return errorResponsesIn('videogen', codes);
+}
+
+/**
+ * The body of an error answer of `status` in `envelope`: OpenAI's where the route answers it, the service's own
+ * for the codes answered before any route (both, where a status has codes of each).
+ */
+function errorBodyRef(envelope: ErrorEnvelope, codes: readonly ErrorCode[], description: string): TSchema {
+  if (envelope === 'videogen') return Type.Ref(ErrorBodySchema, { description });
+  const routed = codes.some((code) => code in API_ERRORS);
+  const unrouted = codes.some((code) => !(code in API_ERRORS));
+  if (!unrouted) return Type.Ref(OpenAiErrorSchema, { description });
+  if (!routed) return Type.Ref(ErrorBodySchema, { description });
+  return Type.Ref(AnyErrorSchema, { description });
+}
+
+/** `errorResponses` with the bodies of `envelope`. */
+export function errorResponsesIn(
+  envelope: ErrorEnvelope,
+  codes: readonly ErrorCode[],
+): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
     const status = ERROR_CATALOGUE[code].status;
@@ -339,9 +412,11 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
   }
   const out: Record<number, TSchema> = {};
   for (const [status, statusCodes] of [...byStatus].sort(([a], [b]) => a - b)) {
-    const response: ErrorResponse = Type.Ref(ErrorBodySchema, {
-      description: `Error: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
-    });
+    const response: ErrorResponse = errorBodyRef(
+      envelope,
+      statusCodes,
+      `Error: ${statusCodes.map((code) => `\`${code}\``).join(', ')}.`,
+    );
     response[ERROR_RESPONSE_CODES] = statusCodes;
     out[status] = response;
   }
@@ -439,6 +514,7 @@ const attemptKeys: SameKeys<
   Static<typeof DeliverySchema>['attempts'][number]
 > = true;
 const errorKeys: SameKeys<ErrorBody['error'], Static<typeof ErrorBodySchema>['error']> = true;
+const openAiErrorKeys: SameKeys<OpenAiErrorBody['error'], Static<typeof OpenAiErrorSchema>['error']> = true;
 const taskErrorKeys: SameKeys<NonNullable<PublicTask['error']>, Static<typeof TaskErrorSchema>> = true;
 const taskListKeys: SameKeys<PublicTaskList, Static<typeof TaskListSchema>> = true;
 const deletedTaskKeys: SameKeys<DeletedTask, Static<typeof DeletedTaskSchema>> = true;
@@ -451,6 +527,7 @@ void [
   deliveryKeys,
   attemptKeys,
   errorKeys,
+  openAiErrorKeys,
   taskErrorKeys,
   taskListKeys,
   deletedTaskKeys,

@@ -7,11 +7,12 @@ import { storeInlineAssets } from '../assets/stored-assets.js';
 import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/delivery.js';
 import type { InputCheck } from '../domain/engine-capabilities.js';
 import { ApiError } from '../domain/errors.js';
-import { type GenerationParams, parseGenerationRequest } from '../domain/generation-request.js';
+import { type GenerationParams, parseGenerationRequest, parsePrompt } from '../domain/generation-request.js';
 import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
 import { isTaskId, newTaskId } from '../domain/identifiers.js';
 import { ModelCatalogue } from '../domain/model-catalogue.js';
 import { costMicros, type Prices } from '../domain/prices.js';
+import { remixSourceKey, resultKey, STORED_ASSET_SCHEME } from '../domain/storage-keys.js';
 import { isFinal, type PublicTask, type TaskRecord, type TaskScope, toPublicTask } from '../domain/task.js';
 import { encodeCursor, type TaskListQuery } from '../domain/task-list-query.js';
 import { BudgetExceeded, budgetMessage } from '../domain/usage.js';
@@ -19,6 +20,7 @@ import type { Storage } from '../ports/storage.js';
 import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
+import { copyStoredObject } from './stored-copy.js';
 import { deleteTaskFiles } from './task-files.js';
 import { TaskWatcher, type TaskWatcherOptions } from './task-watcher.js';
 
@@ -209,6 +211,80 @@ export class TaskService {
       apiKeyId: scope.keyId ?? null,
       costMicros: costMicros(this.#prices, model.id, params.quality, params.duration),
     };
+  }
+
+  /**
+   * A remix (the OpenAI Videos API's `POST /v1/videos/{id}/remix`): a new reference-to-video task (fast when the
+   * source's model is) whose video 1 is a copy of the completed source task's video, stored as the new task's
+   * own asset, with the source's duration, quality, resolved ratio and seed, and `prompt`. Refused like any
+   * creation (inputs the routed engines cannot take, the queue, the budgets).
+   */
+  async remix(scope: CreatorScope, sourceId: string, prompt: unknown): Promise<TaskRecord> {
+    const source = await this.#find(scope, sourceId);
+    if (source.status !== 'completed') {
+      throw new ApiError(
+        'invalid_parameter',
+        `Task ${sourceId} is ${source.status}: only a completed video can be remixed.`,
+        { param: 'video_id' },
+      );
+    }
+    const fast = this.catalogue.find(source.model)?.fast ?? false;
+    const model = this.catalogue.models.find(
+      (entry) =>
+        entry.mode === 'reference' && entry.fast === fast && entry.durations.includes(source.params.duration),
+    );
+    if (!model) {
+      throw new ApiError(
+        'input_not_supported',
+        `A remix is a reference-to-video task, and no ${fast ? 'fast ' : ''}reference-to-video model of ${source.params.duration} seconds is served here.`,
+        { param: 'video_id' },
+      );
+    }
+    const text = parsePrompt(prompt);
+    const assets = this.#assets;
+    if (!assets) throw new Error('a remix needs the storage of inline assets');
+    const id = newTaskId();
+    const key = remixSourceKey(id, source.id);
+    const params: GenerationParams = {
+      ...source.params,
+      prompt: text,
+      image_urls: [],
+      video_urls: [STORED_ASSET_SCHEME + key],
+      audio_urls: [],
+      callback_url: null,
+    };
+    const unsupported = this.#checkInputs(model, params);
+    if (unsupported)
+      throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });
+    await this.#checkQueueRoom();
+    await copyStoredObject(assets.storage, resultKey(source.id), key, assets.tempDir);
+    const newTask: NewTask = {
+      accountId: scope.accountId,
+      environment: scope.environment,
+      id,
+      model: model.id,
+      params,
+      apiKeyId: scope.keyId ?? null,
+      costMicros: costMicros(this.#prices, model.id, params.quality, params.duration),
+    };
+    const task = await this.#withinBudget(newTask, () => this.#store.createTask(newTask)).catch(
+      async (error: unknown) => {
+        await deleteTaskFiles(assets.storage, newTask);
+        throw error;
+      },
+    );
+    this.#onCreated(task);
+    return task;
+  }
+
+  /** The task itself, as stored (the OpenAI Videos API shows it in its own shape). */
+  async record(scope: TaskScope, taskId: string): Promise<TaskRecord> {
+    return this.#find(scope, taskId);
+  }
+
+  /** A page of the scope's tasks, as stored, newest first. */
+  async page(scope: TaskScope, query: TaskListQuery): Promise<{ tasks: TaskRecord[]; hasMore: boolean }> {
+    return this.#store.listTasks(scope, query);
   }
 
   async get(scope: TaskScope, taskId: string, requestOrigin?: string): Promise<PublicTask> {

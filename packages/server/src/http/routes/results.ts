@@ -5,18 +5,18 @@
  */
 import { type TSchema, Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import parseRange from 'range-parser';
 import { ApiError } from '../../domain/errors.js';
 import type { Storage } from '../../ports/storage.js';
 import type { ResultLinks } from '../../tasks/result-links.js';
 import { errorResponses, withErrorHeaders } from '../schemas.js';
+import { sendStoredVideo } from '../stored-video.js';
 
 interface ResultRequest {
   Params: { file: string };
   Querystring: { expires?: string; signature?: string };
 }
 
-const VideoResponse = (description: string, headers: Record<string, TSchema> = {}) => ({
+export const VideoResponse = (description: string, headers: Record<string, TSchema> = {}) => ({
   description,
   headers: {
     'content-length': Type.Integer({ minimum: 0 }),
@@ -75,34 +75,7 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
           'invalid_signature',
           'This result link is invalid or has expired; query the task for a fresh one.',
         );
-      const object = await deps.storage.stat(link.key);
-      if (!object) throw new ApiError('not_found', 'This result no longer exists.');
-
-      let range: { start: number; end: number } | undefined;
-      const header = request.headers.range;
-      if (header) {
-        const ranges = parseRange(object.size, header, { combine: true });
-        if (ranges === -1) {
-          throw new ApiError(
-            'range_not_satisfiable',
-            `The range ${header} is outside the ${object.size}-byte file.`,
-            { headers: { 'content-range': `bytes */${object.size}` } },
-          );
-        }
-        // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.
-        if (ranges !== -2 && ranges.type === 'bytes' && ranges.length === 1 && ranges[0]) {
-          range = { start: ranges[0].start, end: ranges[0].end };
-          reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${object.size}`);
-        }
-      }
-      reply
-        .header('content-type', object.contentType)
-        .header('accept-ranges', 'bytes')
-        .header('last-modified', new Date(object.modifiedAt).toUTCString())
-        .header('cache-control', 'private, max-age=3600');
-      reply.header('content-length', range ? range.end - range.start + 1 : object.size);
-      if (request.method === 'HEAD') return reply.send();
-      return reply.send(await deps.storage.read(link.key, range));
+      return sendStoredVideo(request, reply, deps.storage, link.key);
     },
   });
 }
