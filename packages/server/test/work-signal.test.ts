@@ -249,6 +249,46 @@ describe('PgWorkSignal', postgres, () => {
     assert.equal(tasks.calls, 4, 'two NOTIFYs, one after the other');
   });
 
+  it('sends a throttled topic at most once a gap: the first call at once, all calls within the gap as one at its end', async () => {
+    const ns = namespace();
+    // Long beside one turn of the event loop, where the calls below are made: only the sends wait for it.
+    const sender = open({ namespace: ns, minGapMs: { changes: 1000 } });
+    const receiver = open({ namespace: ns });
+    const changes = counter();
+    const ownChanges = counter();
+    const barrier = counter();
+    const tasks = counter();
+    receiver.subscribe('changes', changes.listener);
+    receiver.subscribe('tasks', tasks.listener);
+    receiver.subscribe('cancellations', barrier.listener);
+    sender.subscribe('changes', ownChanges.listener);
+    await Promise.all([receiver.listening(), sender.listening()]);
+    await Promise.all([changes.reach(1), barrier.reach(1), tasks.reach(1)]);
+
+    await sender.notify('changes');
+    const later = Array.from({ length: 20 }, () => sender.notify('changes'));
+    assert.ok(ownChanges.calls >= 21, "the sender's own listeners hear every call at once");
+    await Promise.all(later);
+    await sender.notify('cancellations');
+    await barrier.reach(2);
+    assert.equal(changes.calls, 3, 'two NOTIFYs for twenty-one calls: the first, and the one after the gap');
+
+    // Other topics are not throttled.
+    await sender.notify('tasks');
+    await sender.notify('tasks');
+    await sender.notify('cancellations');
+    await barrier.reach(3);
+    assert.equal(tasks.calls, 3);
+  });
+
+  it('lets a throttled send go when it closes, without sending it', async () => {
+    const sender = open({ namespace: namespace(), minGapMs: { changes: 60_000 } });
+    await sender.notify('changes');
+    const held = sender.notify('changes');
+    await sender.close();
+    await held;
+  });
+
   it('keeps namespaces apart', async () => {
     const sender = open({ namespace: namespace() });
     const ns = namespace();

@@ -49,6 +49,13 @@ export interface PgWorkSignalOptions {
   readonly applicationName?: string;
   /** Told about failures that the signal survives: a lost connection, a NOTIFY that failed, a listener that threw. */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Per topic, the least time between two NOTIFYs without a hint; calls meanwhile are sent as one at the end of
+   * the gap (listeners in this process hear each at once). Default: `changes` 250 ms, what an event stream's
+   * reader waits between reads anyway (tasks/task-watcher.ts), so a busy worker pool sends one NOTIFY a quarter
+   * second for all its progress and status writes rather than one each, which PostgreSQL serialises on its queue.
+   */
+  readonly minGapMs?: Partial<Readonly<Record<WorkTopic, number>>>;
 }
 
 type ListenerState = 'idle' | 'connecting' | 'listening' | 'waiting' | 'closed';
@@ -61,6 +68,8 @@ export function channelName(topic: WorkTopic, namespace?: string): string {
   if (Buffer.byteLength(full) <= 63) return full;
   return `${base}_${createHash('sha256').update(namespace).digest('hex').slice(0, 32)}`;
 }
+
+const DEFAULT_MIN_GAP_MS: Partial<Record<WorkTopic, number>> = { changes: 250 };
 
 export class PgWorkSignal implements WorkSignal {
   readonly #options: PgWorkSignalOptions;
@@ -81,10 +90,19 @@ export class PgWorkSignal implements WorkSignal {
   readonly #sending = new Map<WorkTopic, Promise<void>>();
   /** Per topic, the `pg_notify` that waits for the one in flight, shared by every call made meanwhile. */
   readonly #waiting = new Map<WorkTopic, Promise<void>>();
+  readonly #minGapMs: Partial<Readonly<Record<WorkTopic, number>>>;
+  /** Per throttled topic, when its last NOTIFY was started (performance.now()). */
+  readonly #lastSentAt = new Map<WorkTopic, number>();
+  /** Per throttled topic, the NOTIFY put off to the end of its gap, shared by every call made meanwhile. */
+  readonly #delayed = new Map<
+    WorkTopic,
+    { readonly timer: NodeJS.Timeout; readonly sent: Promise<void>; readonly release: () => void }
+  >();
 
   constructor(options: PgWorkSignalOptions) {
     this.#options = options;
     this.#onError = options.onError ?? (() => undefined);
+    this.#minGapMs = options.minGapMs ?? DEFAULT_MIN_GAP_MS;
     this.#local = new LocalWorkSignal({ onError: this.#onError });
     this.#ownPool = options.pool === undefined;
     this.#pool =
@@ -110,6 +128,34 @@ export class PgWorkSignal implements WorkSignal {
       return this.#send(topic, hint);
     }
     this.#local.deliver(topic);
+    const gap = this.#minGapMs[topic];
+    return gap === undefined ? this.#coalesced(topic) : this.#throttled(topic, gap);
+  }
+
+  /** One NOTIFY for `topic` at most every `gap` ms: now if the last was long enough ago, else at the gap's end. */
+  #throttled(topic: WorkTopic, gap: number): Promise<void> {
+    const delayed = this.#delayed.get(topic);
+    if (delayed) return delayed.sent;
+    const wait = (this.#lastSentAt.get(topic) ?? Number.NEGATIVE_INFINITY) + gap - performance.now();
+    if (wait <= 0) {
+      this.#lastSentAt.set(topic, performance.now());
+      return this.#coalesced(topic);
+    }
+    let release = () => {};
+    const sent = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const timer = setTimeout(() => {
+      this.#delayed.delete(topic);
+      this.#lastSentAt.set(topic, performance.now());
+      void this.#coalesced(topic).then(release);
+    }, wait);
+    this.#delayed.set(topic, { timer, sent, release });
+    return sent;
+  }
+
+  /** One NOTIFY in flight per topic, and one waiting behind it for every call made meanwhile. */
+  #coalesced(topic: WorkTopic): Promise<void> {
     const waiting = this.#waiting.get(topic);
     if (waiting) return waiting;
     const next = (this.#sending.get(topic) ?? Promise.resolve()).then(() => {
@@ -162,6 +208,11 @@ export class PgWorkSignal implements WorkSignal {
     this.#state = 'closed';
     clearTimeout(this.#retryTimer);
     clearInterval(this.#heartbeatTimer);
+    for (const { timer, release } of this.#delayed.values()) {
+      clearTimeout(timer);
+      release();
+    }
+    this.#delayed.clear();
     for (const waiter of this.#waiters.splice(0)) waiter.reject(new Error('The work signal is closed.'));
     await this.#local.close();
     const client = this.#client;
