@@ -91,8 +91,12 @@ function writeShrinkwrap() {
     },
   };
   for (const [path, entry] of Object.entries(lock.packages)) {
-    if (path.startsWith('node_modules/') && !ours.has(path) && !entry.dev && !entry.link)
-      packages[path] = entry;
+    // The workspace's own folders ('', packages/…) are not dependencies.
+    if (!path.includes('node_modules/') || entry.dev || entry.link || ours.has(path)) continue;
+    // One npm placed in a workspace's own node_modules would have no path of its own in an install.
+    if (!path.startsWith('node_modules/'))
+      throw new Error(`${path}: a runtime dependency outside node_modules/`);
+    packages[path] = entry;
   }
   const missing = Object.keys(server.dependencies).filter((name) => !packages[`node_modules/${name}`]);
   if (missing.length > 0)
