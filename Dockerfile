@@ -18,7 +18,7 @@ COPY packages/server/package.json packages/server/
 # TypeScript needs no native addon: no install scripts, so no compiler in this stage.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
-RUN npm pack -w videogen --pack-destination /tarball && mv /tarball/videogen-*.tgz /tarball/videogen.tgz
+RUN mkdir /tarball && npm pack -w videogen --pack-destination /tarball && mv /tarball/videogen-*.tgz /tarball/videogen.tgz
 
 FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 # tini is PID 1: it forwards SIGTERM to the server (which drains) and reaps the processes that exec engines'
