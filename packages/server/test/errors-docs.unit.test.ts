@@ -1,14 +1,15 @@
 /**
  * The error catalogue, held to its docs (as fastify's test/internals/errors.test.js holds its errors): every code
- * of domain/errors.ts is in docs/api.md's table of errors, on the row of its HTTP status and with its type there,
- * and the table names no code the catalogue does not have.
+ * of domain/errors.ts is in docs/api.md's table of errors, on the row of its HTTP status and with its type there
+ * (http/error-statuses.ts), and the table names no code the catalogue does not have.
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ERROR_CATALOGUE } from '../src/domain/errors.js';
+import { ERROR_CATALOGUE, type ErrorCode } from '../src/domain/errors.js';
+import { ERROR_STATUSES } from '../src/http/error-statuses.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 /** Fields of a task or an error answer that the table's rows name. */
@@ -34,7 +35,8 @@ describe('the error catalogue and its docs', () => {
   it("documents every code on its status's row, with its type, and no code the catalogue lacks", async () => {
     const rows = await documentedErrors();
     assert.ok(rows.length > 10, `docs/api.md has its table of errors (found ${rows.length} rows)`);
-    for (const [code, { status, type }] of Object.entries(ERROR_CATALOGUE)) {
+    for (const code of Object.keys(ERROR_CATALOGUE) as ErrorCode[]) {
+      const { status, type } = ERROR_STATUSES[code];
       const row = rows.find((candidate) => candidate.status === status && candidate.names.has(code));
       assert.ok(row, `${code} (${status}) is on the ${status} row of docs/api.md#errors`);
       assert.equal(row.type, type, `${code}'s type`);

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ApiError } from '../src/domain/errors.js';
+import { ERROR_STATUSES } from '../src/http/error-statuses.js';
 import { EventStreamSlots, MAX_RETRY_AFTER_SECONDS } from '../src/http/event-stream-slots.js';
 
 function refusal(take: () => unknown): ApiError {
@@ -27,11 +28,10 @@ describe('EventStreamSlots', () => {
     const second = slots.take('key_a');
     clock.now += 2500;
     const refused = refusal(() => slots.take('key_a'));
-    assert.equal(refused.status, 429);
     assert.equal(refused.code, 'rate_limited');
-    assert.equal(refused.type, 'rate_limit_error');
+    assert.deepEqual(ERROR_STATUSES[refused.code], { status: 429, type: 'rate_limit_error' });
     // The first stream's lifetime runs out 12.5 s from now.
-    assert.equal(refused.headers['retry-after'], '13');
+    assert.equal(refused.retryAfterSeconds, 13);
     // Another key is not held up by this one.
     slots.take('key_b').release();
     first.release();
@@ -51,8 +51,8 @@ describe('EventStreamSlots', () => {
     // A tenth less with the random draw at its top: streams opened together end apart.
     assert.equal(open[0]?.lifetimeMs, 3_240_000);
     const refused = refusal(() => slots.take('key_c'));
-    assert.equal(refused.status, 429);
-    assert.equal(refused.headers['retry-after'], String(MAX_RETRY_AFTER_SECONDS));
+    assert.equal(refused.code, 'rate_limited');
+    assert.equal(refused.retryAfterSeconds, MAX_RETRY_AFTER_SECONDS);
     open[2]?.release();
     slots.take('key_c');
   });

@@ -17,8 +17,8 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { request } from 'undici';
 import { createOwnerAccount } from '../src/accounts/accounts.js';
-import { API_ERRORS, CONNECTION_ERRORS } from '../src/domain/errors.js';
 import { MODEL_IDS } from '../src/domain/models.js';
+import { ERROR_STATUSES } from '../src/http/error-statuses.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
@@ -37,7 +37,7 @@ const DECOY_EMAIL = 'decoy@example.com';
  */
 const SESSION_COOKIE = '$SESSION_COOKIE';
 const CSRF_TOKEN = '$CSRF_TOKEN';
-const CATALOGUE: Record<string, { status: number; type: string }> = { ...API_ERRORS, ...CONNECTION_ERRORS };
+const CATALOGUE: Record<string, { status: number; type: string }> = ERROR_STATUSES;
 
 interface Fixtures {
   readonly key: string;

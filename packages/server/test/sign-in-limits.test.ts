@@ -88,8 +88,8 @@ describe('dashboard sign-in limits', () => {
       return { code: 'signed_in' };
     } catch (error) {
       assert.ok(error instanceof ApiError, String(error));
-      const retryAfter = error.headers['retry-after'];
-      return { code: error.code, ...(retryAfter ? { retryAfter: Number(retryAfter) } : {}) };
+      const retryAfter = error.retryAfterSeconds;
+      return { code: error.code, ...(retryAfter === undefined ? {} : { retryAfter }) };
     }
   }
 

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BudgetError, VideogenClient } from '@videogen/client';
 import { createApiKey } from '../src/accounts/api-keys.js';
-import { API_ERRORS } from '../src/domain/errors.js';
 import { MODEL_IDS } from '../src/domain/models.js';
 import type { UsageReport } from '../src/domain/usage-report.js';
+import { ERROR_STATUSES } from '../src/http/error-statuses.js';
 import type { Store } from '../src/ports/store.js';
 import { Api, type ErrorBody } from './helpers/api.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
@@ -161,7 +161,7 @@ describe('usage and budgets over HTTP (SQLite, local engine)', () => {
     const refused = await limited.create(request(4));
     assert.equal(refused.status, 402);
     const { code, type, message } = refused.body.error;
-    assert.deepEqual([code, type], ['budget_exceeded', API_ERRORS.budget_exceeded.type]);
+    assert.deepEqual([code, type], ['budget_exceeded', ERROR_STATUSES.budget_exceeded.type]);
     const now = new Date();
     const resets = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString();
     assert.equal(

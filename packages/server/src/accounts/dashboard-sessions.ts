@@ -110,7 +110,7 @@ export class DashboardSessions {
       throw new ApiError(
         'rate_limited',
         `Too many failed sign-ins for this email; try again in ${retryAfter} seconds.`,
-        { param: 'email', headers: { 'retry-after': String(retryAfter) } },
+        { param: 'email', retryAfterSeconds: retryAfter },
       );
     }
     const owner = await this.#store.findAccountOwner(email);
@@ -143,7 +143,7 @@ export class DashboardSessions {
     throw new ApiError(
       'rate_limited',
       `Too many sign-in attempts from this address; try again in ${retryAfter} seconds.`,
-      { headers: { 'retry-after': String(retryAfter) } },
+      { retryAfterSeconds: retryAfter },
     );
   }
 

@@ -1,59 +1,50 @@
 /**
- * The one catalogue of error codes: every error an HTTP client or a failed task can see is named here.
- * `ApiError` is what request handling throws; `TaskErrorCode` is what a failed task carries.
+ * The one catalogue of error codes: every error an HTTP client or a failed task can see is named here, with
+ * what it means. `ApiError` is what request handling throws; `TaskErrorCode` is what a failed task carries.
+ * These are plain values: the HTTP status, the body's `type` and the headers of each answer are the transport's
+ * (http/error-statuses.ts, http/error-handler.ts).
  */
 
-export type ErrorType =
-  | 'invalid_request_error'
-  | 'authentication_error'
-  | 'not_found_error'
-  | 'conflict_error'
-  | 'rate_limit_error'
-  | 'budget_error'
-  | 'api_error';
-
+/** The codes a route's error can carry. */
 export const API_ERRORS = {
-  invalid_json: { status: 400, type: 'invalid_request_error' },
-  missing_parameter: { status: 400, type: 'invalid_request_error' },
-  invalid_parameter: { status: 400, type: 'invalid_request_error' },
-  unknown_parameter: { status: 400, type: 'invalid_request_error' },
-  model_not_found: { status: 400, type: 'invalid_request_error' },
-  /** The engine that renders the model cannot take an input the request has (audio for a model without). */
-  input_not_supported: { status: 400, type: 'invalid_request_error' },
-  missing_api_key: { status: 401, type: 'authentication_error' },
-  invalid_api_key: { status: 401, type: 'authentication_error' },
-  invalid_credentials: { status: 401, type: 'authentication_error' },
-  not_signed_in: { status: 401, type: 'authentication_error' },
-  /** A provider's callback whose signature is missing, wrong, or dated more than 5 minutes from now. */
-  invalid_callback_signature: { status: 401, type: 'authentication_error' },
-  /** The creation would pass a monthly limit of the account or the API key (video seconds or cost). */
-  budget_exceeded: { status: 402, type: 'budget_error' },
-  invalid_signature: { status: 403, type: 'authentication_error' },
-  invalid_csrf_token: { status: 403, type: 'authentication_error' },
-  api_key_not_found: { status: 404, type: 'not_found_error' },
-  task_not_found: { status: 404, type: 'not_found_error' },
-  not_found: { status: 404, type: 'not_found_error' },
-  idempotency_conflict: { status: 409, type: 'conflict_error' },
-  task_not_cancellable: { status: 409, type: 'conflict_error' },
-  task_not_deletable: { status: 409, type: 'conflict_error' },
-  callback_not_configured: { status: 409, type: 'conflict_error' },
-  /** A conditional GET of one of the dashboard's files (`If-Match`, `If-Unmodified-Since`) that does not hold. */
-  precondition_failed: { status: 412, type: 'invalid_request_error' },
-  payload_too_large: { status: 413, type: 'invalid_request_error' },
-  unsupported_media_type: { status: 415, type: 'invalid_request_error' },
-  range_not_satisfiable: { status: 416, type: 'invalid_request_error' },
-  rate_limited: { status: 429, type: 'rate_limit_error' },
-  internal_error: { status: 500, type: 'api_error' },
-  /**
-   * The queue is full, the server is shutting down, it holds as many large request bodies as it takes at once, or
-   * the database stayed busy with other writers.
-   */
-  overloaded: { status: 503, type: 'api_error' },
-  /** No space is left to write the request's data (the disk, or the database server's, is full). */
-  storage_full: { status: 503, type: 'api_error' },
-  /** A provider's callback could not be verified: the provider's keys could not be fetched. */
-  upstream_unavailable: { status: 503, type: 'api_error' },
-} as const satisfies Record<string, { status: number; type: ErrorType }>;
+  invalid_json: 'The request body is missing, empty, or not valid JSON.',
+  missing_parameter: 'A required field of the request is missing.',
+  invalid_parameter: 'A field of the request breaks its rule.',
+  unknown_parameter: 'The request has a field the endpoint does not take.',
+  model_not_found: 'No model has this ID.',
+  input_not_supported:
+    'The engine that renders the model cannot take an input the request has (audio for a model without).',
+  missing_api_key: 'The request carries no API key.',
+  invalid_api_key: 'The API key is unknown, revoked, or past its rotation grace period.',
+  invalid_credentials: 'A dashboard sign-in with a wrong email or password.',
+  not_signed_in: 'A dashboard request without a valid session.',
+  invalid_callback_signature:
+    "A provider's callback whose signature is missing, wrong, or dated more than 5 minutes from now.",
+  budget_exceeded:
+    'The creation would pass a monthly limit of the account or the API key (video seconds or cost).',
+  invalid_signature: 'A result link whose signature is wrong or expired.',
+  invalid_csrf_token: "A dashboard change without the session's CSRF token.",
+  api_key_not_found: 'The dashboard names an API key its account does not have.',
+  task_not_found: "No task has this ID (or it is another account's).",
+  not_found: 'No route has this path and method, or the object is gone.',
+  idempotency_conflict: 'The Idempotency-Key was used with a different request in the last 24 hours.',
+  task_not_cancellable: 'The task is final: only pending and processing tasks can be cancelled.',
+  task_not_deletable: 'The task is still running: only final tasks can be deleted.',
+  callback_not_configured: 'A redelivery asked of a task without callback_url.',
+  precondition_failed:
+    "A conditional GET of one of the dashboard's files (`If-Match`, `If-Unmodified-Since`) that does not hold.",
+  payload_too_large: "The request body is larger than the route's limit.",
+  unsupported_media_type: 'The request body is of a type the route does not read.',
+  range_not_satisfiable: 'The requested range is outside the file.',
+  rate_limited: 'Too many requests: the client may try again later.',
+  internal_error: 'The server failed to handle the request.',
+  overloaded:
+    'The queue is full, the server is shutting down, it holds as many large request bodies as it takes at ' +
+    'once, or the database stayed busy with other writers.',
+  storage_full: "No space is left to write the request's data (the disk, or the database server's, is full).",
+  upstream_unavailable:
+    "A provider's callback could not be verified: the provider's keys could not be fetched.",
+} as const satisfies Record<string, string>;
 
 export type ApiErrorCode = keyof typeof API_ERRORS;
 
@@ -65,62 +56,44 @@ export type ApiErrorCode = keyof typeof API_ERRORS;
  * knows them (`ErrorCode`). Same body shape.
  */
 export const CONNECTION_ERRORS = {
-  malformed_request: { status: 400, type: 'invalid_request_error' },
-  request_timeout: { status: 408, type: 'invalid_request_error' },
-  headers_too_large: { status: 431, type: 'invalid_request_error' },
-} as const satisfies Record<string, { status: number; type: ErrorType }>;
+  malformed_request:
+    'The request is not valid HTTP/1.1, has no Host header, or its path is not percent-encoded.',
+  request_timeout: 'The headers or the body did not arrive in time.',
+  headers_too_large: 'The request line and headers are larger than the server accepts.',
+} as const satisfies Record<string, string>;
 
 export type ConnectionErrorCode = keyof typeof CONNECTION_ERRORS;
 
 /** Every code an error body can carry: the routes' and the connection's. */
 export type ErrorCode = ApiErrorCode | ConnectionErrorCode;
 
-export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, { status: number; type: ErrorType }>> = {
+/** Every code an error body can carry, with what it means. */
+export const ERROR_CATALOGUE: Readonly<Record<ErrorCode, string>> = {
   ...API_ERRORS,
   ...CONNECTION_ERRORS,
 };
 
-/**
- * The `type` of an error in OpenAI's envelope (the OpenAI Videos API routes, `/v1/videos`), from its HTTP status,
- * as OpenAI's API answers: `invalid_request_error` for the client's errors (a wrong API key included),
- * `insufficient_quota` for a spent budget, `requests` for the request rate, `server_error` for the server's.
- * The code stays this catalogue's.
- */
-export const OPENAI_ERROR_TYPES = [
-  'invalid_request_error',
-  'insufficient_quota',
-  'requests',
-  'server_error',
-] as const;
-
-export type OpenAiErrorType = (typeof OPENAI_ERROR_TYPES)[number];
-
-export function openAiErrorType(status: number): OpenAiErrorType {
-  if (status >= 500) return 'server_error';
-  if (status === 402) return 'insufficient_quota';
-  if (status === 429) return 'requests';
-  return 'invalid_request_error';
+export function isApiErrorCode(code: string): code is ApiErrorCode {
+  return Object.hasOwn(API_ERRORS, code);
 }
 
+/** A failure of request handling, as a value: what the transport answers is decided at the edge (http/). */
 export class ApiError extends Error {
   readonly code: ApiErrorCode;
-  readonly status: number;
-  readonly type: ErrorType;
   readonly param: string | undefined;
-  readonly headers: Record<string, string>;
+  /** For a failure that passes (a limit's window, a full queue): the seconds after which trying again may work. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     code: ApiErrorCode,
     message: string,
-    options: { param?: string; headers?: Record<string, string> } = {},
+    options: { param?: string; retryAfterSeconds?: number } = {},
   ) {
     super(message);
     this.name = 'ApiError';
     this.code = code;
-    this.status = API_ERRORS[code].status;
-    this.type = API_ERRORS[code].type;
     this.param = options.param;
-    this.headers = options.headers ?? {};
+    this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
 

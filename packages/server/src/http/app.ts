@@ -247,10 +247,11 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
     // Requests that reach a closing server on a connection it already had: refused like a full queue, and the
     // connection closed, so that the client retries on a fresh one, elsewhere.
     if (deps.isDraining() && !SERVED_WHILE_DRAINING.has(routeOf(request))) {
+      reply.header('connection', 'close');
       sendError(
         reply,
         new ApiError('overloaded', 'The server is shutting down: send the request again.', {
-          headers: { 'retry-after': '1', connection: 'close' },
+          retryAfterSeconds: 1,
         }),
       );
       return;
@@ -267,7 +268,7 @@ export function buildApp(deps: AppDependencies): FastifyInstance {
         new ApiError(
           'overloaded',
           `The server holds as many large request bodies as it takes at once; retry after ${BODY_RETRY_SECONDS} s.`,
-          { headers: { 'retry-after': String(BODY_RETRY_SECONDS) } },
+          { retryAfterSeconds: BODY_RETRY_SECONDS },
         ),
       );
       return;

@@ -1,28 +1,23 @@
 /**
  * Every non-2xx answer has the body `{ error: { code, message, type, param?, request_id } }`
- * (docs/decisions.md#errors).
+ * (docs/decisions.md#errors): an `ApiError` becomes its code's status and type (error-statuses.ts), and
+ * `Retry-After` when it says when to come back.
  */
 import { type IncomingMessage, maxHeaderSize, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import { finished } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
-import {
-  API_ERRORS,
-  ApiError,
-  type ApiErrorCode,
-  CONNECTION_ERRORS,
-  type ConnectionErrorCode,
-  type OpenAiErrorType,
-  openAiErrorType,
-} from '../domain/errors.js';
+import { ApiError, type ApiErrorCode, type ConnectionErrorCode } from '../domain/errors.js';
 import { resourceShortageOf } from '../ports/resource-shortage.js';
+import { ERROR_STATUSES } from './error-statuses.js';
+import { type OpenAiErrorType, openAiErrorType } from './openai-error-type.js';
 
 export interface ErrorBody {
   error: { code: ApiErrorCode; message: string; type: string; param?: string; request_id: string };
 }
 
-/** The body of an answer the server gives before routing (`CONNECTION_ERRORS`): the same shape. */
+/** The body of an answer the server gives before routing (domain/errors.ts `CONNECTION_ERRORS`): the same shape. */
 export interface ConnectionErrorBody {
   error: { code: ConnectionErrorCode; message: string; type: string; request_id: string };
 }
@@ -32,7 +27,7 @@ function connectionErrorBody(
   message: string,
   requestId: string,
 ): ConnectionErrorBody {
-  return { error: { code, message, type: CONNECTION_ERRORS[code].type, request_id: requestId } };
+  return { error: { code, message, type: ERROR_STATUSES[code].type, request_id: requestId } };
 }
 
 const FRAMEWORK_ERRORS: Record<string, ApiErrorCode> = {
@@ -117,27 +112,30 @@ export interface OpenAiErrorBody {
  * (`config.errorEnvelope`), the service's own elsewhere.
  */
 export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const { status, type } = ERROR_STATUSES[error.code];
+  reply.code(status);
+  if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
   if (reply.request.routeOptions.config?.errorEnvelope === 'openai') {
     const body: OpenAiErrorBody = {
       error: {
         message: error.message,
-        type: openAiErrorType(error.status),
+        type: openAiErrorType(status),
         param: error.param ?? null,
         code: error.code,
       },
     };
-    return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
+    return reply.type('application/json; charset=utf-8').send(body);
   }
   const body: ErrorBody = {
     error: {
       code: error.code,
       message: error.message,
-      type: API_ERRORS[error.code].type,
+      type,
       ...(error.param === undefined ? {} : { param: error.param }),
       request_id: String(reply.request.id),
     },
   };
-  return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
+  return reply.type('application/json; charset=utf-8').send(body);
 }
 
 /** A `CONNECTION_ERRORS` answer to a request Fastify has read: one no route may see. */
@@ -149,7 +147,7 @@ export function sendConnectionError(
   // Serialized here, past the route's response schema: on a route whose errors are in OpenAI's envelope, the
   // schema of this status is either body, and the serializer would take this one for OpenAI's.
   return reply
-    .code(CONNECTION_ERRORS[code].status)
+    .code(ERROR_STATUSES[code].status)
     .type('application/json; charset=utf-8')
     .send(JSON.stringify(connectionErrorBody(code, message, String(reply.request.id))));
 }
@@ -187,7 +185,7 @@ export function createErrorHandler(options: { onNoSpace?: () => void } = {}) {
         new ApiError(
           'storage_full',
           `The server has no space left to store this request; retry after ${NO_SPACE_RETRY_SECONDS} s.`,
-          { headers: { 'retry-after': String(NO_SPACE_RETRY_SECONDS) } },
+          { retryAfterSeconds: NO_SPACE_RETRY_SECONDS },
         ),
       );
     }
@@ -198,7 +196,7 @@ export function createErrorHandler(options: { onNoSpace?: () => void } = {}) {
         new ApiError(
           'overloaded',
           `The database is busy with other writes; retry after ${BUSY_RETRY_SECONDS} s.`,
-          { headers: { 'retry-after': String(BUSY_RETRY_SECONDS) } },
+          { retryAfterSeconds: BUSY_RETRY_SECONDS },
         ),
       );
     }
@@ -280,7 +278,7 @@ export function createClientErrorHandler(deps: {
       code: 'malformed_request' as const,
       message: 'The request is not valid HTTP/1.1.',
     };
-    const status = CONNECTION_ERRORS[code].status;
+    const status = ERROR_STATUSES[code].status;
     const latest = deps.latest(socket);
     // The latest request's body not all read (arriving, or left unread after an early answer such as a 415): the
     // error is in it, and belongs to it. Otherwise it is in a request after it, not yet announced.

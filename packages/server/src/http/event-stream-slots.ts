@@ -72,7 +72,7 @@ export class EventStreamSlots {
     return new ApiError(
       'rate_limited',
       `${message} Close one, or retry after ${seconds} s; query the task (GET /v1/tasks/{task_id}) meanwhile.`,
-      { headers: { 'retry-after': String(seconds) } },
+      { retryAfterSeconds: seconds },
     );
   }
 }

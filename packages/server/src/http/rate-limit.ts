@@ -53,7 +53,7 @@ export function withRateLimit(
       throw new ApiError(
         'rate_limited',
         `${principalOf(request).keyId ? 'This API key' : 'This dashboard session'} made more than ${max} requests in ${Math.round(settings.windowMs / 1000)} s; retry after ${resetSeconds} s.`,
-        { headers: { 'retry-after': String(resetSeconds) } },
+        { retryAfterSeconds: resetSeconds },
       );
     }
   };

@@ -9,11 +9,10 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { DELIVERY_STATUSES, type PublicDelivery } from '../domain/delivery.js';
 import {
-  API_ERRORS,
   type ApiErrorCode,
   ERROR_CATALOGUE,
   type ErrorCode,
-  OPENAI_ERROR_TYPES,
+  isApiErrorCode,
   TASK_ERROR_CODES,
 } from '../domain/errors.js';
 import { ASPECT_RATIOS, QUALITIES } from '../domain/frame-size.js';
@@ -24,6 +23,8 @@ import type { UsageBucket, UsageReport } from '../domain/usage-report.js';
 import type { PublicModel } from '../models/model-list.js';
 import type { DeletedTask, PublicTaskList } from '../tasks/task-service.js';
 import type { ErrorBody, OpenAiErrorBody } from './error-handler.js';
+import { ERROR_STATUSES } from './error-statuses.js';
+import { OPENAI_ERROR_TYPES } from './openai-error-type.js';
 import { OpenAiVideoSchema } from './openai-video-object.js';
 import { changesState } from './session-cookie.js';
 
@@ -39,7 +40,7 @@ const UnixSeconds = (description: string) => Type.Integer({ minimum: 0, descript
 
 /** Every code an error body can carry: the routes' (`API_ERRORS`) and the connection's (`CONNECTION_ERRORS`). */
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
-const ERROR_TYPES = [...new Set(Object.values(ERROR_CATALOGUE).map((entry) => entry.type))];
+const ERROR_TYPES = [...new Set(ERROR_CODES.map((code) => ERROR_STATUSES[code].type))];
 
 export const ErrorBodySchema = Type.Object(
   {
@@ -393,8 +394,8 @@ export function errorResponses(...codes: ErrorCode[]): Record<number, TSchema> {
  */
 function errorBodyRef(envelope: ErrorEnvelope, codes: readonly ErrorCode[], description: string): TSchema {
   if (envelope === 'videogen') return Type.Ref(ErrorBodySchema, { description });
-  const routed = codes.some((code) => code in API_ERRORS);
-  const unrouted = codes.some((code) => !(code in API_ERRORS));
+  const routed = codes.some(isApiErrorCode);
+  const unrouted = codes.some((code) => !isApiErrorCode(code));
   if (!unrouted) return Type.Ref(OpenAiErrorSchema, { description });
   if (!routed) return Type.Ref(ErrorBodySchema, { description });
   return Type.Ref(AnyErrorSchema, { description });
@@ -407,7 +408,7 @@ export function errorResponsesIn(
 ): Record<number, TSchema> {
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(codes)) {
-    const status = ERROR_CATALOGUE[code].status;
+    const status = ERROR_STATUSES[code].status;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   const out: Record<number, TSchema> = {};

@@ -21,12 +21,8 @@ export function staticFileErrorHandler(error: FastifyError, request: FastifyRequ
       );
     case 416: {
       const range = (error as FastifyError & { headers?: Record<string, string> }).headers?.['Content-Range'];
-      return sendError(
-        reply,
-        new ApiError('range_not_satisfiable', 'The Range does not overlap the file.', {
-          headers: range ? { 'content-range': range } : {},
-        }),
-      );
+      if (range) reply.header('content-range', range);
+      return sendError(reply, new ApiError('range_not_satisfiable', 'The Range does not overlap the file.'));
     }
     default:
       return errorHandler(error, request, reply);

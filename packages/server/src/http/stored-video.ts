@@ -21,12 +21,11 @@ export async function sendStoredVideo(
   if (header) {
     const ranges = parseRange(object.size, header, { combine: true });
     if (ranges === -1) {
+      // Fastify's error handler keeps the headers set on the reply (all but its type and length).
+      reply.header('content-range', `bytes */${object.size}`);
       throw new ApiError(
         'range_not_satisfiable',
         `The range ${header} is outside the ${object.size}-byte file.`,
-        {
-          headers: { 'content-range': `bytes */${object.size}` },
-        },
       );
     }
     // A malformed Range header (-2) or a multi-range request is answered with the whole file, as RFC 9110 allows.

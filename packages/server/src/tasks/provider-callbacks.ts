@@ -62,7 +62,7 @@ export class ProviderCallbacks {
         throw new ApiError(
           'upstream_unavailable',
           `The delivery could not be verified now: ${verdict.message} Send it again later.`,
-          { headers: { 'retry-after': String(UNVERIFIABLE_RETRY_SECONDS) } },
+          { retryAfterSeconds: UNVERIFIABLE_RETRY_SECONDS },
         );
       case 'job':
         break;

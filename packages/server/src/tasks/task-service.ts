@@ -410,7 +410,7 @@ export class TaskService {
     throw new ApiError(
       'overloaded',
       `The queue is full (${this.#maxQueuedTasks} tasks waiting); retry after ${OVERLOADED_RETRY_AFTER_SECONDS} s.`,
-      { headers: { 'retry-after': String(OVERLOADED_RETRY_AFTER_SECONDS) } },
+      { retryAfterSeconds: OVERLOADED_RETRY_AFTER_SECONDS },
     );
   }
 

@@ -139,7 +139,7 @@ async function inOpenAiTerms<T>(run: () => Promise<T>): Promise<T> {
     const param = openAiParam(error.param);
     throw new ApiError(error.code, error.message, {
       ...(param === undefined ? {} : { param }),
-      headers: error.headers,
+      ...(error.retryAfterSeconds === undefined ? {} : { retryAfterSeconds: error.retryAfterSeconds }),
     });
   }
 }

@@ -15,6 +15,7 @@ import { addressSubject } from '../../accounts/dashboard-sessions.js';
 import { ApiError } from '../../domain/errors.js';
 import { FixedWindows } from '../../domain/fixed-windows.js';
 import type { ProviderCallbacks } from '../../tasks/provider-callbacks.js';
+import { ERROR_STATUSES } from '../error-statuses.js';
 import { errorResponses } from '../schemas.js';
 
 /** The largest delivery taken. */
@@ -106,7 +107,7 @@ export function providerCallbackRoutes(
               new ApiError(
                 'rate_limited',
                 `More than ${perMinute} provider callbacks from this address in a minute; retry after ${retryAfter} s.`,
-                { headers: { 'retry-after': String(retryAfter) } },
+                { retryAfterSeconds: retryAfter },
               ),
             );
             return;
@@ -126,7 +127,7 @@ export function providerCallbackRoutes(
               : 'provider callback for no running task',
           );
         } catch (error) {
-          if (error instanceof ApiError && error.status < 500) {
+          if (error instanceof ApiError && ERROR_STATUSES[error.code].status < 500) {
             request.log.info(
               { engine, code: error.code, reason: error.message },
               'provider callback refused',
