@@ -303,7 +303,7 @@ export function parseGenerationRequest(
   };
 }
 
-/** A prompt as a task stores it: trimmed, 1 to 5000 characters, without NUL; else a 400 naming `prompt`. */
+/** A prompt as a task stores it: trimmed, 1 to 5000 characters, without NUL; else an error naming `prompt`. */
 export function parsePrompt(value: unknown): string {
   if (value === undefined)
     throw new ApiError('missing_parameter', 'prompt is required.', { param: 'prompt' });

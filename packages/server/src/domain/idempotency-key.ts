@@ -1,24 +1,17 @@
 /**
- * The `Idempotency-Key` header of a creation: any 1 to 255 visible ASCII characters (a UUID is usual), and
- * the fingerprint of the request it guards, so that a repeat is told from a different request.
+ * The idempotency key of a creation: any 1 to 255 visible ASCII characters (a UUID is usual), and the
+ * fingerprint of the request it guards, so that a repeat is told from a different request. How a request carries
+ * it is the transport's (http/idempotency-key-header.ts).
  */
 import { createHash } from 'node:crypto';
-import { ApiError } from './errors.js';
 
-export const IDEMPOTENCY_HEADER = 'Idempotency-Key';
+/** What errors about the key call it (`param`): the name clients know it by. */
+export const IDEMPOTENCY_KEY_NAME = 'Idempotency-Key';
 /** How long a key keeps returning the task it made. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 60 * 60 * 1000;
 
-export function parseIdempotencyKey(value: string | string[] | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (Array.isArray(value) || !/^[\x21-\x7e]{1,255}$/.test(value)) {
-    throw new ApiError(
-      'invalid_parameter',
-      `${IDEMPOTENCY_HEADER} must be one header of 1 to 255 visible ASCII characters.`,
-      { param: IDEMPOTENCY_HEADER },
-    );
-  }
-  return value;
+export function isIdempotencyKey(value: string): boolean {
+  return /^[\x21-\x7e]{1,255}$/.test(value);
 }
 
 /**

@@ -102,7 +102,7 @@ function money(micros: number, currency: string): string {
   return `${fromMicros(micros)} ${currency}`;
 }
 
-/** The 402 message: the limit, what is used or reserved this month, what the task needs, when the limit resets. */
+/** The `budget_exceeded` message: the limit, what is used or reserved this month, what the task needs, when the limit resets. */
 export function budgetMessage(refusal: BudgetRefusal, currency: string): string {
   const whose = refusal.holder === 'account' ? "This account's" : "This API key's";
   const resets = `the limit resets ${isoSeconds(refusal.resetsAt)}.`;

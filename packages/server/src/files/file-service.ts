@@ -70,7 +70,7 @@ function storedContentType(declared: string, kind: UploadKind): string {
 }
 
 /**
- * Writes `source` to `path`. When the source fails first, the upload is the client's fault: a 400 naming
+ * Writes `source` to `path`. When the source fails first, the upload is the client's fault: an error naming
  * `file`. When writing fails first, it is the server's, and the error goes on as it is. (Either way the
  * pipeline then destroys the other stream with the same error, so only the order tells them apart.)
  */

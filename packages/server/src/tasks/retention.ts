@@ -1,7 +1,7 @@
 /**
  * Retention: final tasks expire `VIDEOGEN_RETENTION_DAYS` after they ended, and uploaded files as long
  * after they were uploaded. A sweep deletes them in batches (rows first, in one transaction per batch, then
- * the objects), so an expired task's query is 404 and its video and stored assets are gone. Every API process sweeps; deleting what another process already deleted
+ * the objects), so an expired task is `task_not_found` and its video and stored assets are gone. Every API process sweeps; deleting what another process already deleted
  * is harmless.
  */
 import type { Logger } from 'pino';

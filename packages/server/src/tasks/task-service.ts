@@ -8,7 +8,11 @@ import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/de
 import type { InputCheck } from '../domain/engine-capabilities.js';
 import { ApiError } from '../domain/errors.js';
 import { type GenerationParams, parseGenerationRequest, parsePrompt } from '../domain/generation-request.js';
-import { IDEMPOTENCY_HEADER, IDEMPOTENCY_WINDOW_MS, requestFingerprint } from '../domain/idempotency-key.js';
+import {
+  IDEMPOTENCY_KEY_NAME,
+  IDEMPOTENCY_WINDOW_MS,
+  requestFingerprint,
+} from '../domain/idempotency-key.js';
 import { isTaskId, newTaskId } from '../domain/identifiers.js';
 import { ModelCatalogue } from '../domain/model-catalogue.js';
 import { costMicros, type Prices } from '../domain/prices.js';
@@ -82,7 +86,7 @@ export class TaskService {
      */
     assets?: { storage: Storage; maxBytes: number; tempDir?: string };
     /**
-     * Creation answers 503 `overloaded` while this many tasks are pending; 0 or absent: no cap. How exactly it
+     * Creation fails `overloaded` while this many tasks are pending; 0 or absent: no cap. How exactly it
      * holds: queue-room.ts.
      */
     maxQueuedTasks?: number;
@@ -168,8 +172,8 @@ export class TaskService {
     if (result.outcome === 'conflict') {
       throw new ApiError(
         'idempotency_conflict',
-        `${IDEMPOTENCY_HEADER} ${idempotencyKey} was used with a different request in the last 24 hours.`,
-        { param: IDEMPOTENCY_HEADER },
+        `${IDEMPOTENCY_KEY_NAME} ${idempotencyKey} was used with a different request in the last 24 hours.`,
+        { param: IDEMPOTENCY_KEY_NAME },
       );
     }
     if (result.outcome === 'created') this.#onCreated(result.task);
@@ -177,7 +181,7 @@ export class TaskService {
   }
 
   /**
-   * Runs a creation, answering `402 budget_exceeded` when the store refuses it for a monthly limit; the inline
+   * Runs a creation, failing `budget_exceeded` when the store refuses it for a monthly limit; the inline
    * assets stored for the refused task belong to nothing and are deleted.
    */
   async #withinBudget<T>(task: NewTask, create: () => Promise<T>): Promise<T> {

@@ -2,12 +2,12 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { requestSchemaOf } from '../../domain/generation-request.js';
-import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import type { PublicTask } from '../../domain/task.js';
 import type { TaskService } from '../../tasks/task-service.js';
 import { closingSignal } from '../answer-signal.js';
 import { principalOf } from '../authentication.js';
 import { emptyBody } from '../error-handler.js';
+import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../idempotency-key-header.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
 import { requestOrigin } from '../request-origin.js';
 import {

@@ -23,7 +23,6 @@ import multipart from '@fastify/multipart';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
 import { ApiError } from '../../domain/errors.js';
-import { parseIdempotencyKey } from '../../domain/idempotency-key.js';
 import { resultKey } from '../../domain/storage-keys.js';
 import { MAX_PAGE_SIZE, type TaskListQuery } from '../../domain/task-list-query.js';
 import { fileContentPath } from '../../domain/uploaded-file.js';
@@ -32,6 +31,7 @@ import type { TaskService } from '../../tasks/task-service.js';
 import { type StillVariant, videoStill } from '../../tasks/video-stills.js';
 import { principalOf } from '../authentication.js';
 import { emptyBody } from '../error-handler.js';
+import { parseIdempotencyKey } from '../idempotency-key-header.js';
 import {
   DeletedOpenAiVideoSchema,
   type OpenAiVideo,
