@@ -19,6 +19,7 @@ import { request } from 'undici';
 import { createOwnerAccount } from '../src/accounts/accounts.js';
 import { MODEL_IDS } from '../src/domain/models.js';
 import { ERROR_STATUSES } from '../src/http/error-statuses.js';
+import { openAiErrorType } from '../src/http/openai-error-type.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
@@ -502,6 +503,9 @@ function problemWith(
     return `error answer ${status} is not { error }: ${text.slice(0, 200)}`;
   }
   const error = (parsed as { error: Record<string, unknown> }).error;
+  // Before a route is known (a malformed path, a body too large) the answer is ours, whatever the path.
+  if (isOpenAiVideosPath(sent.path) && !('request_id' in error))
+    return openAiErrorProblem(error, status, text);
   const allowed = new Set(['code', 'message', 'type', 'param', 'request_id']);
   const extra = Object.keys(error).filter((key) => !allowed.has(key));
   if (extra.length > 0) return `error has fields ${extra.join(', ')}: ${text}`;
@@ -515,6 +519,32 @@ function problemWith(
   if (typeof error.request_id !== 'string' || !/^req_/.test(error.request_id)) return `request_id: ${text}`;
   if (headers['x-request-id'] !== undefined && headers['x-request-id'] !== error.request_id) {
     return `request_id ${error.request_id} is not the x-request-id header ${String(headers['x-request-id'])}`;
+  }
+  return undefined;
+}
+
+/** The OpenAI Videos API's routes (`/v1/videos…`, but our own `/v1/videos/generations`), which answer in OpenAI's envelope. */
+function isOpenAiVideosPath(path: string): boolean {
+  return /^\/v1\/videos(\/|\?|$)/.test(path) && !path.startsWith('/v1/videos/generations');
+}
+
+/** OpenAI's envelope (http/openai-error-type.ts): its four fields, the catalogue's code and status, OpenAI's type. */
+function openAiErrorProblem(
+  error: Record<string, unknown>,
+  status: number,
+  text: string,
+): string | undefined {
+  const extra = Object.keys(error).filter((key) => !['code', 'message', 'type', 'param'].includes(key));
+  if (extra.length > 0) return `OpenAI error has fields ${extra.join(', ')}: ${text}`;
+  const entry = typeof error.code === 'string' ? CATALOGUE[error.code] : undefined;
+  if (!entry) return `error code ${String(error.code)} is not in the catalogue: ${text}`;
+  if (entry.status !== status)
+    return `${String(error.code)} answered ${status}, the catalogue says ${entry.status}`;
+  if (error.type !== openAiErrorType(status))
+    return `${String(error.code)} has OpenAI type ${String(error.type)}: ${text}`;
+  if (typeof error.message !== 'string' || error.message.length === 0) return `no message: ${text}`;
+  if (error.param !== null && error.param !== undefined && typeof error.param !== 'string') {
+    return `param is not a string: ${text}`;
   }
   return undefined;
 }
