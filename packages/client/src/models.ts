@@ -75,7 +75,10 @@ export const ASSET_LIMITS = {
   },
 } as const satisfies Record<GenerationMode, Partial<Record<AssetField, { min: number; max: number }>>>;
 
-/** An `http(s)` URL, a base64 `data:` URL, or the `url` of an uploaded file. */
+/**
+ * An `http(s)` URL, a base64 `data:` URL, the `url` of an uploaded file, or `asset://<id>` (Ark's asset library,
+ * for a model routed to Ark only).
+ */
 export type AssetUrl = string;
 
 type NonEmpty<T> = readonly [T, ...T[]];
@@ -91,10 +94,14 @@ export interface GenerationOptions {
   readonly seed?: number;
   /** An `http(s)` URL without credentials (at most 2048 characters), POSTed the task at every status change. */
   readonly callback_url?: string;
+  /** Also return the video's last frame, a PNG of its size, in `results[1]`. Default false. */
+  readonly return_last_frame?: boolean;
 }
 
 export interface TextToVideoRequest extends GenerationOptions {
   readonly model: TextToVideoModel;
+  /** Let the model search the web for what the prompt names, where its engine can (Seedance 2.x on Ark). */
+  readonly web_search?: boolean;
   readonly image_urls?: never;
   readonly video_urls?: never;
   readonly audio_urls?: never;
@@ -137,6 +144,8 @@ export interface OperatorModelRequest<M extends string = string> extends Omit<Ge
   readonly image_urls?: readonly AssetUrl[];
   readonly video_urls?: readonly AssetUrl[];
   readonly audio_urls?: readonly AssetUrl[];
+  /** A text-to-video model's: let it search the web, where its engine can (Seedance 2.x on Ark). */
+  readonly web_search?: boolean;
 }
 
 /**

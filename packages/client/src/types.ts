@@ -49,6 +49,8 @@ interface TaskFields<M extends ModelId> {
   readonly quality: Quality;
   readonly aspect_ratio: AspectRatio;
   readonly seed: number;
+  /** Whether `results[1]` is the video's last frame (the request's `return_last_frame`). */
+  readonly return_last_frame: boolean;
 }
 
 export interface PendingTask<M extends ModelId = ModelId> extends TaskFields<M> {
@@ -63,7 +65,10 @@ export interface CompletedTask<M extends ModelId = ModelId> extends TaskFields<M
   readonly status: 'completed';
   /** Unix seconds. */
   readonly completed_at: number;
-  /** `results[0]` is a signed, expiring link to the MP4 (no API key needed to fetch it). */
+  /**
+   * `results[0]` is a signed, expiring link to the MP4 (no API key needed to fetch it); with
+   * `return_last_frame`, `results[1]` one to its last frame, a PNG of the video's size.
+   */
   readonly results: readonly [video: string, ...more: string[]];
 }
 

@@ -22,6 +22,7 @@ const processing: Task = {
   quality: '720p',
   aspect_ratio: '16:9',
   seed: 1,
+  return_last_frame: false,
 };
 
 /** An event stream of `tasks`, left open unless `end`. */

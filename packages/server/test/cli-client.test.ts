@@ -332,6 +332,7 @@ class FakeApi {
       quality: '720p',
       aspect_ratio: '16:9',
       seed: 1,
+      return_last_frame: false,
     } as const;
     if (status === 'processing') return { ...common, status, progress: 40 } satisfies ProcessingTask;
     const video = id.replace('task-unified-', '');

@@ -38,6 +38,8 @@ describe('parseGenerationRequest', () => {
       aspect_ratio: '16:9',
       seed: 7,
       callback_url: null,
+      return_last_frame: false,
+      web_search: false,
     });
     const image = parseGenerationRequest({
       model: 'videogen-2.0-fast-image-to-video',
@@ -53,6 +55,45 @@ describe('parseGenerationRequest', () => {
       video_urls: [VID],
     });
     assert.equal(reference.params.aspect_ratio, 'adaptive');
+  });
+
+  it('return_last_frame on every model; web_search on text models only; asset:// ids as asset URLs', () => {
+    const text = parseGenerationRequest({
+      model: 'videogen-2.0-text-to-video',
+      prompt: 'p',
+      return_last_frame: true,
+      web_search: true,
+    });
+    assert.equal(text.params.return_last_frame, true);
+    assert.equal(text.params.web_search, true);
+    const image = parseGenerationRequest({
+      model: 'videogen-2.0-image-to-video',
+      prompt: 'p',
+      image_urls: ['asset://asset-20260224200602-qn7wr'],
+      return_last_frame: true,
+      web_search: false,
+    });
+    assert.deepEqual(image.params.image_urls, ['asset://asset-20260224200602-qn7wr']);
+    for (const model of ['videogen-2.0-image-to-video', 'videogen-2.0-fast-reference-to-video']) {
+      rejects(
+        { model, prompt: 'p', image_urls: [IMG], web_search: true },
+        'invalid_parameter',
+        'web_search',
+        /text-to-video/,
+      );
+    }
+    rejects(
+      { model: 'videogen-2.0-text-to-video', prompt: 'p', web_search: 'yes' },
+      'invalid_parameter',
+      'web_search',
+    );
+    for (const bad of ['asset://', 'asset://a b', 'asset://../x']) {
+      rejects(
+        { model: 'videogen-2.0-image-to-video', prompt: 'p', image_urls: [bad] },
+        'invalid_parameter',
+        'image_urls[0]',
+      );
+    }
   });
 
   it('draws a random seed in range when none is given, and keeps a given one', () => {

@@ -14,7 +14,7 @@ describe('ResultLinks', () => {
     assert.equal(links.urlFor('task_0'), first);
     assert.ok(
       links.verify(
-        'task_0',
+        'task_0.mp4',
         new URL(first).searchParams.get('expires') ?? '',
         new URL(first).searchParams.get('signature') ?? '',
       ),

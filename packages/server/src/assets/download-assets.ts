@@ -1,7 +1,11 @@
-/** Downloads and inspects all reference assets of a request, two at a time; the first failure stops the rest. */
+/**
+ * Downloads and inspects all reference assets of a request, two at a time; the first failure stops the rest.
+ * An `asset://` id (Ark's asset library) is not downloaded: its local asset has no path, and the ark engine,
+ * the only one it is routed to, sends the id on.
+ */
 import { join } from 'node:path';
 import type { Dispatcher } from 'undici';
-import type { GenerationParams } from '../domain/generation-request.js';
+import { type GenerationParams, isAssetIdUrl } from '../domain/generation-request.js';
 import type { AssetField } from '../domain/models.js';
 import type { LocalAsset } from '../ports/engine.js';
 import type { Storage } from '../ports/storage.js';
@@ -47,6 +51,11 @@ export async function downloadAssets(
     while (next < jobs.length) {
       controller.signal.throwIfAborted();
       const job = jobs[next++]!;
+      if (isAssetIdUrl(job.url)) {
+        // An id in Ark's asset library: nothing to fetch, only an ark engine takes it, and passes it on.
+        results.push({ field: job.field, index: job.index, url: job.url, path: '' });
+        continue;
+      }
       const label = `${job.field}[${job.index}]`;
       // Generated, never from the URL; no extension, so ffprobe judges the content, not a name.
       const path = join(options.workDir, `asset-${job.field}-${job.index}`);

@@ -63,9 +63,17 @@ export function deliveryFor(task: TaskRecord): NewDelivery | undefined {
   };
 }
 
-/** The body sent: the snapshot, with the result link (signed now) when the task had completed. */
-export function deliveryBody(payload: PublicTask, resultUrl: string | undefined): PublicTask {
-  return payload.status === 'completed' && resultUrl ? { ...payload, results: [resultUrl] } : payload;
+/**
+ * The body sent: the snapshot, with the result links (signed now) when the task had completed: the video's,
+ * and its last frame's when the request asked for it.
+ */
+export function deliveryBody(
+  payload: PublicTask,
+  resultUrl: string | undefined,
+  lastFrameUrl?: string,
+): PublicTask {
+  if (payload.status !== 'completed' || !resultUrl) return payload;
+  return { ...payload, results: lastFrameUrl ? [resultUrl, lastFrameUrl] : [resultUrl] };
 }
 
 /** A delivery as `GET /v1/tasks/{id}/deliveries` shows it. */

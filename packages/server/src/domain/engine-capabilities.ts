@@ -4,7 +4,7 @@
  * server is asked), so API processes that build no engines can check too. Engines that say nothing take
  * everything the interface allows.
  */
-import type { GenerationParams } from './generation-request.js';
+import { type GenerationParams, isAssetIdUrl } from './generation-request.js';
 import type { ModelDefinition } from './models.js';
 
 export interface EngineCapabilities {
@@ -16,8 +16,16 @@ export interface EngineCapabilities {
   readonly referenceImages: number;
   readonly referenceVideos: number;
   readonly referenceAudios: number;
+  /** Text mode's `web_search`: the model may search the web (Seedance 2.x on Ark). Absent: it cannot. */
+  readonly webSearch?: boolean;
+  /** `asset://<id>` URLs, ids in Ark's asset library, passed on as they are. Absent: it cannot take them. */
+  readonly assetIds?: boolean;
 }
 
+/**
+ * Every input of the interface, in any number; not web search nor `asset://` ids, which only an engine that
+ * says so takes.
+ */
 export const ANY_INPUT: EngineCapabilities = {
   firstFrame: true,
   lastFrame: true,
@@ -40,7 +48,7 @@ export function highestNumbered(used: ReadonlySet<string>, prefix: string, count
 export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
 
 export interface UnsupportedInput {
-  readonly param: 'image_urls' | 'video_urls' | 'audio_urls';
+  readonly param: 'image_urls' | 'video_urls' | 'audio_urls' | 'web_search';
   readonly message: string;
 }
 
@@ -56,6 +64,23 @@ export function unsupportedInput(
   engine: string,
 ): UnsupportedInput | undefined {
   const by = `${model.id} is rendered by the engine "${engine}", which`;
+  if (params.web_search && !capabilities.webSearch) {
+    return {
+      param: 'web_search',
+      message: `${by} cannot search the web; web_search needs an ark engine with a Seedance 2.x model.`,
+    };
+  }
+  if (!capabilities.assetIds) {
+    for (const field of ['image_urls', 'video_urls', 'audio_urls'] as const) {
+      const index = params[field].findIndex(isAssetIdUrl);
+      if (index >= 0) {
+        return {
+          param: field,
+          message: `${by} cannot take ${field}[${index}], an asset:// id of Ark's asset library: only an ark engine can.`,
+        };
+      }
+    }
+  }
   if (model.mode === 'image') {
     if (!capabilities.firstFrame) {
       return { param: 'image_urls', message: `${by} takes no first-frame image.` };

@@ -63,6 +63,20 @@ function generationRequestSchema(catalogue: ModelCatalogue) {
       aspect_ratio: Type.Optional(Type.Union(ASPECT_RATIOS.map((r) => Type.Literal(r)))),
       seed: Type.Optional(Type.Integer({ minimum: 0, maximum: SEED_MAX })),
       callback_url: Type.Optional(Type.String({ minLength: 1, maxLength: CALLBACK_URL_MAX_LENGTH })),
+      return_last_frame: Type.Optional(
+        Type.Boolean({
+          default: false,
+          description:
+            "Also return the video's last frame, as a PNG of the video's size, in `results[1]` (to start the next shot from).",
+        }),
+      ),
+      web_search: Type.Optional(
+        Type.Boolean({
+          default: false,
+          description:
+            'Text-to-video only: let the model search the web for what the prompt names (only engines that can, such as Seedance 2.x on Ark).',
+        }),
+      ),
     },
     { additionalProperties: false },
   );
@@ -108,6 +122,10 @@ export interface GenerationParams {
   readonly aspect_ratio: AspectRatio;
   readonly seed: number;
   readonly callback_url: string | null;
+  /** Whether `results[1]` is the video's last frame; absent (false) in tasks stored before the field. */
+  readonly return_last_frame?: boolean;
+  /** Text mode: whether the model may search the web; absent (false) in tasks stored before the field. */
+  readonly web_search?: boolean;
 }
 
 export interface ValidGeneration {
@@ -131,7 +149,25 @@ function refuseCredentials(url: URL, param: string): void {
   }
 }
 
+/**
+ * An id in the asset library of Ark (Seedance's trusted images, videos and audio, such as virtual portraits):
+ * `asset://<id>`. Only an `ark` engine can take one; routed-inputs.ts refuses it for any other.
+ */
+const ASSET_ID_URL = /^asset:\/\/[A-Za-z0-9][\w.-]{0,255}$/;
+
+export function isAssetIdUrl(url: string): boolean {
+  return url.startsWith('asset://');
+}
+
 function assertAssetUrl(value: string, param: string): void {
+  if (isAssetIdUrl(value)) {
+    if (ASSET_ID_URL.test(value)) return;
+    throw new ApiError(
+      'invalid_parameter',
+      `${param} is not an asset id: asset://<id>, the id of letters, digits, '_', '-' and '.'.`,
+      { param },
+    );
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -144,9 +180,13 @@ function assertAssetUrl(value: string, param: string): void {
     return;
   }
   if (url.protocol === 'data:' && /^data:[\w.+-]+\/[\w.+-]+(;[\w-]+=[\w.-]+)*;base64,/i.test(value)) return;
-  throw new ApiError('invalid_parameter', `${param} must be an http(s) URL or a base64 data: URL.`, {
-    param,
-  });
+  throw new ApiError(
+    'invalid_parameter',
+    `${param} must be an http(s) URL, a base64 data: URL or asset://<id>.`,
+    {
+      param,
+    },
+  );
 }
 
 function assertCallbackUrl(value: string): void {
@@ -284,6 +324,13 @@ export function parseGenerationRequest(
   checkLimits(model, valid);
   checkAssets(catalogue, model, valid);
   if (valid.callback_url !== undefined) assertCallbackUrl(valid.callback_url);
+  if (valid.web_search === true && model.mode !== 'text') {
+    throw new ApiError(
+      'invalid_parameter',
+      `web_search is for text-to-video; ${model.id} is a${model.mode === 'image' ? 'n image' : ' reference'}-to-video model.`,
+      { param: 'web_search' },
+    );
+  }
 
   const aspectRatio = valid.aspect_ratio ?? model.defaultAspectRatio;
   return {
@@ -299,6 +346,8 @@ export function parseGenerationRequest(
       aspect_ratio: model.mode === 'text' ? resolveAspectRatio(aspectRatio, undefined) : aspectRatio,
       seed: valid.seed ?? randomSeed(),
       callback_url: valid.callback_url ?? null,
+      return_last_frame: valid.return_last_frame ?? false,
+      web_search: valid.web_search ?? false,
     },
   };
 }

@@ -2,6 +2,7 @@
  * Where everything lives in storage, the one layout every module reads and writes by:
  *
  *   results/<task id>.mp4               a completed task's video
+ *   results/<task id>-last-frame.png    its last frame, when the request asked for it (`return_last_frame`)
  *   assets/<task id>/<field>-<index>    an inline (`data:`) asset of a task's request, stored at its creation
  *   assets/<task id>/remix-of-<id>.mp4  the video a remix (OpenAI Videos API) was made from, copied at its creation
  *   uploads/<file id>                   an uploaded file
@@ -16,6 +17,11 @@ export const STORED_ASSET_SCHEME = 'storage:';
 
 export function resultKey(taskId: string): string {
   return `results/${taskId}.mp4`;
+}
+
+/** The video's last frame, a PNG of its size (`return_last_frame`, `results[1]`). */
+export function lastFrameKey(taskId: string): string {
+  return `results/${taskId}-last-frame.png`;
 }
 
 export function inlineAssetKey(taskId: string, field: AssetField, index: number): string {

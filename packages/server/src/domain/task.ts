@@ -84,11 +84,21 @@ export interface PublicTask {
   quality: Quality;
   aspect_ratio: AspectRatio;
   seed: number;
+  /** Whether `results[1]` is the video's last frame (the request's `return_last_frame`). */
+  return_last_frame: boolean;
   results?: string[];
   error?: TaskError;
 }
 
-export function toPublicTask(task: TaskRecord, resultUrl: string | undefined): PublicTask {
+/**
+ * `resultUrl`: the link to the video, `lastFrameUrl` to its last frame (with `return_last_frame`), for a
+ * completed task.
+ */
+export function toPublicTask(
+  task: TaskRecord,
+  resultUrl: string | undefined,
+  lastFrameUrl?: string,
+): PublicTask {
   const out: PublicTask = {
     id: task.id,
     object: 'video.generation.task',
@@ -101,9 +111,12 @@ export function toPublicTask(task: TaskRecord, resultUrl: string | undefined): P
     quality: task.params.quality,
     aspect_ratio: task.params.aspect_ratio,
     seed: task.params.seed,
+    return_last_frame: task.params.return_last_frame ?? false,
   };
   if (task.completedAt !== null) out.completed_at = unixSeconds(task.completedAt);
-  if (task.status === 'completed' && resultUrl) out.results = [resultUrl];
+  if (task.status === 'completed' && resultUrl) {
+    out.results = lastFrameUrl ? [resultUrl, lastFrameUrl] : [resultUrl];
+  }
   if (task.status === 'failed' && task.error) out.error = task.error;
   return out;
 }

@@ -49,15 +49,20 @@ export function routedInputCheck(config: EnginesConfig): InputCheck {
 
 /** What every engine of a route can take: the least of each capability (a route with no engines takes anything). */
 export function routeCapabilities(config: EnginesConfig, route: EngineRoute): EngineCapabilities {
-  return routeEngines(route).reduce<EngineCapabilities>((all, name) => {
-    const one = engineCapabilities(config, name);
-    if (!one) return all;
-    return {
-      firstFrame: all.firstFrame && one.firstFrame,
-      lastFrame: all.lastFrame && one.lastFrame,
-      referenceImages: Math.min(all.referenceImages, one.referenceImages),
-      referenceVideos: Math.min(all.referenceVideos, one.referenceVideos),
-      referenceAudios: Math.min(all.referenceAudios, one.referenceAudios),
-    };
-  }, ANY_INPUT);
+  return routeEngines(route).reduce<EngineCapabilities>(
+    (all, name) => {
+      const one = engineCapabilities(config, name);
+      if (!one) return all;
+      return {
+        firstFrame: all.firstFrame && one.firstFrame,
+        lastFrame: all.lastFrame && one.lastFrame,
+        referenceImages: Math.min(all.referenceImages, one.referenceImages),
+        referenceVideos: Math.min(all.referenceVideos, one.referenceVideos),
+        referenceAudios: Math.min(all.referenceAudios, one.referenceAudios),
+        webSearch: (all.webSearch ?? false) && (one.webSearch ?? false),
+        assetIds: (all.assetIds ?? false) && (one.assetIds ?? false),
+      };
+    },
+    { ...ANY_INPUT, webSearch: true, assetIds: true },
+  );
 }

@@ -133,9 +133,14 @@ export const TaskSchema = Type.Object(
       minimum: 0,
       description: 'The seed used: the requested one, or the random one drawn.',
     }),
+    return_last_frame: Type.Boolean({
+      description: "The request's `return_last_frame`: whether `results[1]` is the video's last frame.",
+    }),
     results: Type.Optional(
       Type.Array(Type.String({ format: 'uri' }), {
-        description: 'Only when completed: `results[0]` is a signed, expiring link to the video.',
+        description:
+          'Only when completed: `results[0]` is a signed, expiring link to the video; with `return_last_frame`, ' +
+          "`results[1]` one to its last frame, a PNG of the video's size.",
       }),
     ),
     error: Type.Optional(Type.Ref(TaskErrorSchema, { description: 'Only when failed.' })),

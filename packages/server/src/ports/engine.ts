@@ -17,7 +17,7 @@ export interface LocalAsset {
   readonly index: number;
   /** The URL the client gave. */
   readonly url: string;
-  /** Where the downloaded bytes are. */
+  /** Where the downloaded bytes are; empty for an `asset://` id (Ark's asset library), which is not downloaded. */
   readonly path: string;
   /** Set for images and videos. */
   readonly width?: number;
@@ -38,6 +38,12 @@ export interface RenderJob {
   readonly audios: readonly LocalAsset[];
   /** Where the finished MP4 must be written. */
   readonly outputPath: string;
+  /**
+   * Set when the request asks for the video's last frame (`return_last_frame`): where an engine whose upstream
+   * makes that picture itself (Ark's `last_frame_url`) writes it as it came. The runner brings it to the frame's
+   * size; when nothing is written there, it takes the last frame from the video.
+   */
+  readonly lastFramePath?: string;
   /** A private scratch directory, removed by the runner afterwards. */
   readonly workDir: string;
 }

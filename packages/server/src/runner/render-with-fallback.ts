@@ -48,7 +48,7 @@ export interface FallbackRun {
   readonly task: TaskRecord;
   readonly claim: Claim;
   /** The job without its output path and work directory, which each engine gets anew. */
-  readonly job: Omit<RenderJob, 'outputPath' | 'workDir'>;
+  readonly job: Omit<RenderJob, 'outputPath' | 'workDir' | 'lastFramePath'>;
   /** Where each engine gets a working directory of its own. */
   readonly directory: RunDirectory;
   readonly signal: AbortSignal;
@@ -63,11 +63,14 @@ export interface FallbackRun {
   pauseBeforePoll?(ms: number, signal: AbortSignal): Promise<void>;
 }
 
-/** Renders the task; resolves with the engine that made the video and where the video is. */
+/**
+ * Renders the task; resolves with the engine that made the video, where the video is, and where the engine
+ * may have written the upstream's picture of its last frame (when the request asked for it).
+ */
 export async function renderWithFallback(
   run: FallbackRun,
   deps: FallbackDependencies,
-): Promise<{ engine: string; outputPath: string }> {
+): Promise<{ engine: string; outputPath: string; lastFramePath?: string }> {
   const { task } = run;
   const route: EngineRoute = deps.engines.routeFor(task.model) ?? [];
   // A job an earlier run submitted is resumed on the engine that has it, whatever the route says now.
@@ -87,13 +90,19 @@ export async function renderWithFallback(
     tried.add(engineName);
     const workDir = await run.directory.engine(tried.size);
     const outputPath = join(workDir, 'output.mp4');
+    const lastFramePath = task.params.return_last_frame ? join(workDir, 'upstream-last-frame') : undefined;
     const resume = tried.size === 1 ? resumed : undefined;
     const canMoveOn = !resume && routeEngines(route).some((name) => !tried.has(name));
     const acceptMs = canMoveOn ? deps.engines.acceptTimeoutMs(engineName) : undefined;
-    const attempt = await attemptRender(engine, { ...run, workDir, outputPath, resume }, acceptMs, deps);
+    const attempt = await attemptRender(
+      engine,
+      { ...run, workDir, outputPath, resume, ...(lastFramePath && { lastFramePath }) },
+      acceptMs,
+      deps,
+    );
     if (attempt.ok) {
       await feedCircuit(deps, engineName, 'succeeded');
-      return { engine: engineName, outputPath };
+      return { engine: engineName, outputPath, ...(lastFramePath && { lastFramePath }) };
     }
     const { failure, accepted } = attempt;
     const unavailable = failure instanceof TaskFailure && failure.code === 'upstream_unavailable';
@@ -121,6 +130,7 @@ async function attemptRender(
   run: FallbackRun & {
     readonly workDir: string;
     readonly outputPath: string;
+    readonly lastFramePath?: string;
     /** The job an earlier run submitted to this engine. */
     readonly resume: UpstreamJob | undefined;
   },
@@ -157,7 +167,12 @@ async function attemptRender(
   const { deadline } = run;
   try {
     await engine.render(
-      { ...run.job, outputPath: run.outputPath, workDir: run.workDir },
+      {
+        ...run.job,
+        outputPath: run.outputPath,
+        workDir: run.workDir,
+        ...(run.lastFramePath && { lastFramePath: run.lastFramePath }),
+      },
       {
         signal: attempt.signal,
         // Read at each use: the limit moves with the phase.

@@ -1,17 +1,21 @@
 /**
- * Runs one claimed task to its end: download the assets, render with the model's engine, store the video,
- * complete. Every store write is fenced by the claim, so a worker that lost its lease changes nothing.
+ * Runs one claimed task to its end: download the assets, render with the model's engine, store the video (and,
+ * with `return_last_frame`, its last frame as a PNG beside it), complete. Every store write is fenced by the
+ * claim, so a worker that lost its lease changes nothing.
  */
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Dispatcher } from 'undici';
 import { downloadAssets } from '../assets/download-assets.js';
 import { TaskFailure } from '../domain/errors.js';
+import type { FrameSize } from '../domain/frame-size.js';
 import { frameSize, resolveAspectRatio } from '../domain/frame-size.js';
 import type { ModelCatalogue } from '../domain/model-catalogue.js';
-import { resultKey } from '../domain/storage-keys.js';
+import { lastFrameKey, resultKey } from '../domain/storage-keys.js';
 import type { TaskError, TaskRecord } from '../domain/task.js';
+import { extractLastFrame, fitLastFrame } from '../media/last-frame.js';
 import type { Metrics } from '../metrics.js';
 import { OUTPUT_FPS } from '../ports/engine.js';
 import type { EngineRouter } from '../ports/engine-router.js';
@@ -67,6 +71,25 @@ export interface RunningTask {
   readonly taskId: string;
   stop(reason: StopReason): void;
   readonly done: Promise<void>;
+}
+
+/**
+ * The video's last frame as a PNG of the frame's size, at `path`: the engine's upstream's own picture where it
+ * wrote one (Ark's `last_frame_url`), brought to the frame as the video was; else taken from the video.
+ */
+async function lastFrameOf(
+  rendered: { readonly engine: string; readonly outputPath: string; readonly lastFramePath?: string },
+  frame: FrameSize,
+  path: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const upstream = rendered.lastFramePath && (await stat(rendered.lastFramePath).catch(() => undefined));
+  if (rendered.lastFramePath && upstream && upstream.size > 0) {
+    await fitLastFrame(rendered.lastFramePath, path, frame, `engine "${rendered.engine}"`, { signal });
+  } else {
+    await extractLastFrame(rendered.outputPath, path, { signal });
+  }
+  return path;
 }
 
 /** The scratch folder runs make their directories in. */
@@ -145,8 +168,8 @@ async function execute(
     if (await deps.store.reportProgress(claim, value)) deps.onProgress?.();
   });
   let directory: RunDirectory | undefined;
-  /** The key this run stored (or began to store) its video under, while the task has not taken it. */
-  let stored: string | undefined;
+  /** The keys this run stored (or began to store) its files under, while the task has not taken them. */
+  let stored: string[] = [];
   const started = Date.now();
   const followed = deps.wakeups?.follow(task.id);
 
@@ -201,13 +224,23 @@ async function execute(
     const output = await stat(outputPath).catch(() => undefined);
     if (!output?.size) throw new TaskFailure('generation_failed', 'The engine produced no video.');
 
+    const lastFrame = task.params.return_last_frame
+      ? await lastFrameOf(rendered, frame, join(workDir, 'last-frame.png'), signal)
+      : undefined;
+    signal.throwIfAborted();
+
     progress.update('store', 0);
-    stored = resultKey(task.id);
-    await deps.storage.putFile(stored, outputPath, 'video/mp4');
+    const key = resultKey(task.id);
+    stored = [key];
+    await deps.storage.putFile(key, outputPath, 'video/mp4');
+    if (lastFrame) {
+      stored.push(lastFrameKey(task.id));
+      await deps.storage.putFile(lastFrameKey(task.id), lastFrame, 'image/png');
+    }
     await progress.settle();
-    const completed = await deps.store.completeTask(claim, stored);
+    const completed = await deps.store.completeTask(claim, key);
     if (completed) {
-      stored = undefined;
+      stored = [];
       deps.onStatusChange?.(task);
       deps.metrics?.renderDuration.observe({ model: task.model }, (Date.now() - started) / 1000);
       deps.metrics?.tasksFinished.inc({ model: task.model, status: 'completed', error_code: '' });
@@ -253,7 +286,7 @@ async function execute(
     letGo();
     deadline.clear();
     // A cancel (or a deletion, or a lost lease) that came while the video was being stored did not stop it.
-    if (stored) await discardUnownedResult(task.id, stored, { ...deps, logger: log });
+    for (const key of stored) await discardUnownedResult(task.id, key, { ...deps, logger: log });
     // Removed also when the run failed before taking it.
     await (directory ?? (await made.catch(() => undefined)))?.remove();
   }

@@ -1,5 +1,5 @@
 /**
- * The video a run stored but did not complete its task with: the task was cancelled or deleted while it was
+ * The video (and its last frame) a run stored but did not complete its task with: the task was cancelled or deleted while it was
  * stored, the run's lease was lost, or the completion's outcome is unknown. Left there, it would stay until
  * retention, owned by nothing.
  *
@@ -10,14 +10,19 @@
  * one is another run's, which completes it with the key or ends it failed, and retention takes what is then left).
  */
 import type { Logger } from 'pino';
+import { lastFrameKey } from '../domain/storage-keys.js';
 import type { TaskRecord } from '../domain/task.js';
 import type { Storage } from '../ports/storage.js';
 import type { TaskStore } from '../ports/store.js';
 
-/** Whether `task` owns the object at `key`, or a run of it may yet make it its own. */
+/**
+ * Whether `task` owns the object at `key` (its video, or the video's last frame when the request asked for
+ * it), or a run of it may yet make it its own.
+ */
 export function mayOwnResult(task: TaskRecord | undefined, key: string): boolean {
   if (!task || task.status === 'failed') return false;
-  return task.status === 'completed' ? task.resultKey === key : true;
+  if (task.status !== 'completed') return true;
+  return task.resultKey === key || (task.params.return_last_frame === true && key === lastFrameKey(task.id));
 }
 
 /** Deletes the object at `key`, stored by a run of `taskId`, unless the task owns it or may yet. */

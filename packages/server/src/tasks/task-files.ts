@@ -1,10 +1,11 @@
 /**
- * The objects a task owns in storage (domain/storage-keys.ts): its video, and the inline assets its request
+ * The objects a task owns in storage (domain/storage-keys.ts): its video, its last frame (`return_last_frame`),
+ * and the inline assets its request
  * stored at creation. Uploaded files a request refers to are the account's, shared by every task that uses
  * them, and stay.
  */
 import { storedAssetKey } from '../assets/stored-assets.js';
-import { isTaskAssetKey, resultKey } from '../domain/storage-keys.js';
+import { isTaskAssetKey, lastFrameKey, resultKey } from '../domain/storage-keys.js';
 import type { TaskRecord } from '../domain/task.js';
 import type { Storage } from '../ports/storage.js';
 
@@ -14,7 +15,8 @@ export function taskFileKeys(task: Pick<TaskRecord, 'id' | 'params'>): string[] 
     const key = storedAssetKey(url);
     return key && isTaskAssetKey(key, task.id) ? [key] : [];
   });
-  return [resultKey(task.id), ...stored];
+  const lastFrame = params.return_last_frame ? [lastFrameKey(task.id)] : [];
+  return [resultKey(task.id), ...lastFrame, ...stored];
 }
 
 /** Deletes them; deleting an object that is not there is no error. */

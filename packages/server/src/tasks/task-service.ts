@@ -426,9 +426,11 @@ export class TaskService {
   }
 
   async present(task: TaskRecord, requestOrigin?: string): Promise<PublicTask> {
+    if (task.status !== 'completed') return toPublicTask(task, undefined);
     return toPublicTask(
       task,
-      task.status === 'completed' ? await this.#resultUrl(task.id, requestOrigin) : undefined,
+      await this.#resultUrl(task.id, requestOrigin),
+      task.params.return_last_frame ? await this.#resultUrl(task.id, requestOrigin, 'last_frame') : undefined,
     );
   }
 }

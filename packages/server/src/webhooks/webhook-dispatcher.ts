@@ -307,8 +307,13 @@ export class WebhookDispatcher {
     });
     const secrets = await this.#secrets.of(delivery.accountId);
     const { payload } = delivery;
-    const resultUrl = payload.status === 'completed' ? await this.#options.resultUrl(payload.id) : undefined;
-    const body = JSON.stringify(deliveryBody(payload, resultUrl));
+    const completed = payload.status === 'completed';
+    const resultUrl = completed ? await this.#options.resultUrl(payload.id) : undefined;
+    const lastFrameUrl =
+      completed && payload.return_last_frame
+        ? await this.#options.resultUrl(payload.id, undefined, 'last_frame')
+        : undefined;
+    const body = JSON.stringify(deliveryBody(payload, resultUrl, lastFrameUrl));
     const timestamp = Math.floor(Date.now() / 1000);
     const result: AttemptResult =
       secrets.length === 0

@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
+import { isAssetIdUrl } from '../../domain/generation-request.js';
 import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
 import { FfmpegProcess } from '../../media/ffmpeg-process.js';
 import { mediaType } from '../../media/media-type.js';
@@ -48,8 +49,9 @@ async function convertToWav(asset: LocalAsset, conversion: AudioConversion): Pro
   return readFile(output);
 }
 
-/** The `url` of an `audio_url` content item for `asset`. */
+/** The `url` of an `audio_url` content item for `asset`; an `asset://` id of Ark's asset library as it is. */
 export async function arkAudioUrl(asset: LocalAsset, conversion: AudioConversion): Promise<string> {
+  if (isAssetIdUrl(asset.url)) return asset.url;
   const bytes = await readFile(asset.path);
   const format = ARK_FORMATS[mediaType(bytes, asset.path, asset.field)];
   if (format && bytes.length <= MAX_BYTES) return `data:audio/${format};base64,${bytes.toString('base64')}`;

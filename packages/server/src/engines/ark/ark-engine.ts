@@ -2,7 +2,8 @@
  * The `ark` engine: Seedance on BytePlus ModelArk or Volcengine Ark. It maps the job onto the model's create
  * request (ark-inputs.ts, ark-request.ts), creates the task (`POST /contents/generations/tasks`), polls it
  * (`GET …/tasks/{id}`) until it ends, downloads `content.video_url` (a signed link that expires after 24 h,
- * fetched without the key) and conforms the video to the job (hosted/remote-job-engine.ts). When the wait ends any other
+ * fetched without the key), and `content.last_frame_url` when the request asked for the last frame, and conforms
+ * the video to the job (hosted/remote-job-engine.ts). When the wait ends any other
  * way (cancel, lost lease, the task's time limit), it deletes the task (`DELETE …/tasks/{id}`), which
  * cancels it only while it is still queued: a running task cannot be stopped (409
  * `InvalidAction.RunningTaskDeletion`), runs to its end and is billed, and the engine just stops waiting.
@@ -34,6 +35,7 @@ import {
 import { arkCreateBody, arkRequestJson } from './ark-request.js';
 import {
   type ArkError,
+  type ArkResult,
   arkErrorOf,
   arkTaskStatus,
   createdTaskId,
@@ -53,7 +55,7 @@ function errorInBody(body: string): ArkError | undefined {
   }
 }
 
-export class ArkEngine extends RemoteJobEngine<string> {
+export class ArkEngine extends RemoteJobEngine<ArkResult> {
   readonly #options: ArkOptions;
   readonly #profile: ArkModelProfile;
 
@@ -94,7 +96,7 @@ export class ArkEngine extends RemoteJobEngine<string> {
     );
   }
 
-  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
+  protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<ArkResult> {
     const plan = planArkInputs(job, this.#profile, {
       label: this.label,
       drop: this.#options.unsupported_inputs === 'drop',
@@ -130,7 +132,13 @@ export class ArkEngine extends RemoteJobEngine<string> {
         const call: UpstreamCall = { method: 'GET', url: this.#taskUrl(id), headers: this.#headers() };
         return arkTaskStatus(await this.#json(call, this.polling(calls)), this.label);
       },
-      download: (url, path) => this.#download(url, path, upstream),
+      download: async (result, path) => {
+        await this.#download(result.video, path, upstream);
+        // Asked for, but the task came without one: the runner takes the last frame from the video instead.
+        if (job.lastFramePath && result.lastFrame) {
+          await this.#download(result.lastFrame, job.lastFramePath, upstream);
+        }
+      },
     };
   }
 
@@ -170,10 +178,10 @@ export class ArkEngine extends RemoteJobEngine<string> {
     }
   }
 
-  /** The signed video link, fetched without the key (it is another host's, and signed on its own). */
+  /** A signed link of the task's, fetched without the key (it is another host's, and signed on its own). */
   async #download(url: string, path: string, options: UpstreamOptions): Promise<void> {
     if (!/^https?:\/\//i.test(url)) {
-      throw new TaskFailure('upstream_error', `${this.label}: Ark gave a video link that is not http(s).`);
+      throw new TaskFailure('upstream_error', `${this.label}: Ark gave a result link that is not http(s).`);
     }
     await fetchUpstreamFile({ method: 'GET', url }, path, options);
   }

@@ -7,6 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { TaskFailure } from '../../domain/errors.js';
+import { isAssetIdUrl } from '../../domain/generation-request.js';
 import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
 
@@ -48,8 +49,12 @@ function fittedGeometry(width: number, height: number) {
   };
 }
 
-/** The `url` of an `image_url` content item for `asset`; `label` names the engine in messages. */
+/**
+ * The `url` of an `image_url` content item for `asset`; `label` names the engine in messages. An `asset://` id
+ * of Ark's asset library goes as it is.
+ */
 export async function arkImageUrl(asset: LocalAsset, label: string): Promise<string> {
+  if (isAssetIdUrl(asset.url)) return asset.url;
   // Loaded with the first image: @napi-rs/canvas is about 20 MB of memory a process without images never needs.
   const { createCanvas, loadImage } = await import('@napi-rs/canvas');
   const bytes = await readFile(asset.path);

@@ -11,6 +11,7 @@
  * refuse fails with a clear message and costs nothing.
  */
 import { TaskFailure } from '../../domain/errors.js';
+import { isAssetIdUrl } from '../../domain/generation-request.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import type { ArkModelProfile } from './ark-models.js';
 
@@ -30,8 +31,9 @@ const VIDEO_MAX_SIDE = 6000;
 const VIDEO_MIN_SHAPE = 0.4;
 const VIDEO_MAX_SHAPE = 2.5;
 
+/** A URL Ark fetches itself: a web URL, or an `asset://` id of its asset library. */
 function isWebUrl(url: string): boolean {
-  return /^https?:\/\//i.test(url);
+  return /^https?:\/\//i.test(url) || isAssetIdUrl(url);
 }
 
 function atMost(most: number, what: string): string {

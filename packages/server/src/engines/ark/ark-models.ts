@@ -28,6 +28,8 @@ export interface ArkModelProfile {
   readonly referenceSeconds: { readonly min: number; readonly max: number; readonly total: number };
   /** 2.0 refuses reference audio without a reference image or video beside it. */
   readonly audioNeedsVisual: boolean;
+  /** `tools: [{"type": "web_search"}]` in text-to-video: the 2.x models (ark-request.ts names the sources). */
+  readonly webSearch: boolean;
 }
 
 const NO_REFERENCES = { referenceImages: 0, referenceVideos: 0, referenceAudios: 0 };
@@ -53,6 +55,7 @@ function seedance20(family: ArkModelFamily, resolutions: readonly ArkResolution[
     inputs: SEEDANCE_2_0_INPUTS,
     referenceSeconds: SEEDANCE_2_0_SECONDS,
     audioNeedsVisual: true,
+    webSearch: true,
   };
 }
 
@@ -68,6 +71,7 @@ function seedance10(family: ArkModelFamily, lastFrame: boolean): ArkModelProfile
     inputs: { firstFrame: true, lastFrame, ...NO_REFERENCES },
     referenceSeconds: SEEDANCE_2_0_SECONDS,
     audioNeedsVisual: true,
+    webSearch: false,
   };
 }
 
@@ -92,6 +96,7 @@ export const ARK_MODEL_PROFILES: Readonly<Record<ArkModelFamily, ArkModelProfile
     },
     referenceSeconds: { min: 2, max: 30, total: 30 },
     audioNeedsVisual: false,
+    webSearch: true,
   },
   'seedance-1.5-pro': {
     family: 'seedance-1.5-pro',
@@ -104,6 +109,7 @@ export const ARK_MODEL_PROFILES: Readonly<Record<ArkModelFamily, ArkModelProfile
     inputs: { firstFrame: true, lastFrame: true, ...NO_REFERENCES },
     referenceSeconds: SEEDANCE_2_0_SECONDS,
     audioNeedsVisual: true,
+    webSearch: false,
   },
   'seedance-1.0-pro': seedance10('seedance-1.0-pro', true),
   'seedance-1.0-pro-fast': seedance10('seedance-1.0-pro-fast', false),
@@ -130,11 +136,13 @@ export function arkModelProfile(
 }
 
 /**
- * What a request routed to this engine may carry. With `unsupported_inputs: drop` anything (the engine leaves
- * out what the model cannot take); for a model the engine cannot identify, anything too (such an engine
- * refuses to start, so nothing is rendered with it).
+ * What a request routed to this engine may carry: `asset://` ids of Ark's asset library always, web search
+ * where the model takes it. With `unsupported_inputs: drop` any inputs (the engine leaves out what the model
+ * cannot take); for a model the engine cannot identify, anything too (such an engine refuses to start, so
+ * nothing is rendered with it).
  */
 export function arkCapabilities(options: ArkOptions): EngineCapabilities {
-  if (options.unsupported_inputs === 'drop') return ANY_INPUT;
-  return arkModelProfile(options)?.inputs ?? ANY_INPUT;
+  const profile = arkModelProfile(options);
+  const inputs = options.unsupported_inputs === 'drop' ? ANY_INPUT : (profile?.inputs ?? ANY_INPUT);
+  return { ...inputs, webSearch: profile?.webSearch ?? true, assetIds: true };
 }

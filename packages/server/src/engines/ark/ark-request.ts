@@ -2,8 +2,19 @@
  * A job as Ark's create request (`POST /contents/generations/tasks`, the create page's "Conventional method":
  * top-level fields, strictly validated, rather than `--flags` in the prompt): `model`, `content` (the prompt,
  * then the inputs in their roles), `resolution`, `ratio`, `duration`, `seed` where the model takes it,
- * `watermark`, and `generate_audio` where the model makes sound. Values are mapped onto what the model takes;
- * the result is conformed to the job afterwards.
+ * `watermark`, `generate_audio` where the model makes sound, `return_last_frame: true` when the request asks
+ * for the last frame (the create page: a PNG of the video's size without watermark, `content.last_frame_url`
+ * of the retrieve answer), and `tools: [{"type": "web_search"}]` for a text-to-video request with
+ * `web_search` on a 2.x model. Values are mapped onto what the model takes; the result is conformed to the job
+ * afterwards.
+ *
+ * The web search tool's shape is not on a page of Ark's own this project could read: BytePlus's and
+ * Volcengine's create pages as mirrored by others say only "tools: the tools the model may use; web search,
+ * text-to-video only", and public clients of Ark (a Seedance 2.0 CLI, `seedance.py`) send exactly
+ * `tools: [{"type": "web_search"}]`, the shape Ark's image and Responses APIs use for the same tool. That is
+ * what is sent; docs/engines.md#ark says so.
+ *
+ * `asset://<id>` URLs (Ark's asset library) are passed on as they are, in the image, video and audio items.
  */
 
 import { TaskFailure } from '../../domain/errors.js';
@@ -38,6 +49,8 @@ export interface ArkCreateBody {
   readonly seed?: number;
   readonly watermark: boolean;
   readonly generate_audio?: boolean;
+  readonly return_last_frame?: true;
+  readonly tools?: readonly { readonly type: 'web_search' }[];
   /** Where Ark POSTs the task at each change of its status (ark-callback.ts), with `callbacks: true`. */
   readonly callback_url?: string;
 }
@@ -129,6 +142,10 @@ export async function arkCreateBody(
     ...(profile.seed ? { seed: job.params.seed % SEED_RANGE } : {}),
     watermark: settings.watermark,
     ...(profile.audio ? { generate_audio: plan.audios.length > 0 } : {}),
+    ...(job.params.return_last_frame ? { return_last_frame: true as const } : {}),
+    ...(job.params.web_search && job.model.mode === 'text' && profile.webSearch
+      ? { tools: [{ type: 'web_search' as const }] }
+      : {}),
   };
 }
 

@@ -6,7 +6,8 @@
  * refuses inputs when the task is created (HTTP 400 `InputTextSensitiveContentDetected`,
  * `InputImageSensitiveContentDetected.PrivacyInformation`, …) and fails the task afterwards for its output
  * (`OutputVideoSensitiveContentDetected`, `OutputAudioSensitiveContentDetected.PolicyViolation`): both are
- * refusals (`upstream_refused`). Sources: the create, retrieve and error-code pages (docs.byteplus.com
+ * refusals (`upstream_refused`). With `return_last_frame`, a succeeded task also has `content.last_frame_url`, a
+ * PNG of the video's size without watermark, valid 24 h like the video's link. Sources: the create, retrieve and error-code pages (docs.byteplus.com
  * ModelArk 1520757, 1521309, 1299023; volcengine.com/docs/82379 the same).
  */
 import { TaskFailure } from '../../domain/errors.js';
@@ -74,8 +75,14 @@ export function createdTaskId(answer: unknown, label: string): string {
   );
 }
 
-/** A task object (`GET /contents/generations/tasks/{id}`) as a hosted status; the result is the video's URL. */
-export function arkTaskStatus(answer: unknown, label: string): HostedStatus<string> {
+/** What a succeeded task made: `content.video_url`, and `content.last_frame_url` when asked for (`return_last_frame`). */
+export interface ArkResult {
+  readonly video: string;
+  readonly lastFrame?: string;
+}
+
+/** A task object (`GET /contents/generations/tasks/{id}`) as a hosted status; the result is its links. */
+export function arkTaskStatus(answer: unknown, label: string): HostedStatus<ArkResult> {
   const task = asRecord(answer);
   const status = task?.status;
   switch (status) {
@@ -83,10 +90,14 @@ export function arkTaskStatus(answer: unknown, label: string): HostedStatus<stri
     case 'running':
       return { state: status };
     case 'succeeded': {
-      const url = asRecord(task?.content)?.video_url;
-      return typeof url === 'string' && url !== ''
-        ? { state: 'succeeded', result: url }
-        : { state: 'succeeded' };
+      const content = asRecord(task?.content);
+      const video = content?.video_url;
+      const lastFrame = content?.last_frame_url;
+      if (typeof video !== 'string' || video === '') return { state: 'succeeded' };
+      return {
+        state: 'succeeded',
+        result: { video, ...(typeof lastFrame === 'string' && lastFrame !== '' && { lastFrame }) },
+      };
     }
     case 'failed': {
       const error = arkErrorOf(task?.error);

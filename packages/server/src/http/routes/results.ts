@@ -1,6 +1,7 @@
 /**
  * `GET|HEAD /v1/results/{task_id}.mp4`: the result video behind a signed link
- * (docs/decisions.md#result-videos). The signature is the credential, so a browser or video player can fetch
+ * (docs/decisions.md#result-videos); `/v1/results/{task_id}-last-frame.png`, its last frame (`results[1]` with
+ * `return_last_frame`), signed the same way. The signature is the credential, so a browser or video player can fetch
  * it without an API key.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
@@ -28,21 +29,31 @@ export const VideoResponse = (description: string, headers: Record<string, TSche
   content: { 'video/mp4': { schema: Type.String({ format: 'binary' }) } },
 });
 
+/** A result file: the video, or its last frame. */
+const ResultFileResponse = (description: string, headers: Record<string, TSchema> = {}) => ({
+  ...VideoResponse(description, headers),
+  content: {
+    'video/mp4': { schema: Type.String({ format: 'binary' }) },
+    'image/png': { schema: Type.String({ format: 'binary' }) },
+  },
+});
+
 export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; storage: Storage }) {
   // GET and HEAD declared together: Fastify's generated HEAD route would answer Content-Length: 0.
   app.route<ResultRequest>({
     method: ['GET', 'HEAD'],
     url: '/v1/results/:file',
     schema: {
-      summary: 'Download a result video',
+      summary: 'Download a result video or its last frame',
       description:
-        "The link in a completed task's `results[0]`. Its query string is the credential (no API key), valid for " +
-        'at least `VIDEOGEN_RESULT_URL_TTL_SECONDS`. Supports `Range` requests.',
+        "The link in a completed task's `results[0]` (the MP4), or `results[1]` (the last frame, a PNG, when the " +
+        'request set `return_last_frame`). Its query string is the credential (no API key), valid for at least ' +
+        '`VIDEOGEN_RESULT_URL_TTL_SECONDS`. Supports `Range` requests.',
       operationId: 'getResult',
       tags: ['Results'],
       params: Type.Object({
         file: Type.String({
-          description: '`{task_id}.mp4`.',
+          description: '`{task_id}.mp4`, or `{task_id}-last-frame.png`.',
           examples: ['task-unified-01JD7V3Q6M8Z5S9K2T4W6Y8A0C.mp4'],
         }),
       }),
@@ -54,8 +65,8 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
         range: Type.Optional(Type.String({ description: 'One byte range, e.g. `bytes=0-1023`.' })),
       }),
       response: {
-        200: VideoResponse('The whole video.'),
-        206: VideoResponse('The requested range.', {
+        200: ResultFileResponse('The whole file.'),
+        206: ResultFileResponse('The requested range.', {
           'content-range': Type.String({ description: '`bytes start-end/size`.' }),
         }),
         ...withErrorHeaders(
@@ -68,8 +79,11 @@ export function resultRoutes(app: FastifyInstance, deps: { links: ResultLinks; s
     // The request schemas document; the handler checks, so that any bad link is 403 invalid_signature.
     validatorCompiler: () => () => true,
     handler: async (request, reply) => {
-      const taskId = request.params.file.replace(/\.mp4$/, '');
-      const link = deps.links.verify(taskId, request.query.expires ?? '', request.query.signature ?? '');
+      const link = deps.links.verify(
+        request.params.file,
+        request.query.expires ?? '',
+        request.query.signature ?? '',
+      );
       if (!link)
         throw new ApiError(
           'invalid_signature',
