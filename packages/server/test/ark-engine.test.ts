@@ -484,6 +484,8 @@ describe('ark engine: inputs it cannot send', () => {
       referenceImages: 9,
       referenceVideos: 3,
       referenceAudios: 3,
+      webSearch: true,
+      assetIds: true,
     });
     assert.equal(
       unsupportedInput(
@@ -521,10 +523,22 @@ describe('ark engine: inputs it cannot send', () => {
       )?.param,
       'image_urls',
     );
-    assert.deepEqual(
-      capabilitiesOf(options('seedance-1-5-pro-251215', { unsupported_inputs: 'drop' })),
-      ANY_INPUT,
+    assert.deepEqual(capabilitiesOf(options('seedance-1-5-pro-251215', { unsupported_inputs: 'drop' })), {
+      ...ANY_INPUT,
+      webSearch: false,
+      assetIds: true,
+    });
+    // Web search: the 2.x models in text mode; asset ids: every ark engine, no other.
+    const text = getModel('videogen-2.0-text-to-video');
+    const searching = { ...params({}), web_search: true };
+    assert.equal(unsupportedInput(text, searching, capabilitiesOf(options(SEEDANCE_2)), 'sd'), undefined);
+    assert.equal(
+      unsupportedInput(text, searching, capabilitiesOf(options('seedance-1-5-pro-251215')), 'sd')?.param,
+      'web_search',
     );
+    const withAsset = { ...params({}), image_urls: ['asset://asset-1'] };
+    assert.equal(unsupportedInput(image, withAsset, capabilitiesOf(options(SEEDANCE_2)), 'sd'), undefined);
+    assert.equal(unsupportedInput(image, withAsset, ANY_INPUT, 'local')?.param, 'image_urls');
   });
 
   it('an engine whose model it cannot identify does not start; model_family names it', () => {

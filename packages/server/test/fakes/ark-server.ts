@@ -16,6 +16,20 @@
  *        changes, Ark pushes a POST request to this address; the callback's body has the same structure as the
  *        query task API's answer; its status is queued, running, succeeded or failed (succeeded and failed are
  *        sent three times more when no success is received within 5 seconds)". Nothing says it is signed.
+ *   [S18] The create page's `return_last_frame` (Volcengine 1520757, as mirrored by Hajimi-Commune/VolcanoArkDocs,
+ *        `docs/API 参考/视频生成 API/创建视频生成任务 API.md`): boolean, default false; true returns the video's last
+ *        frame, a PNG of the video's width and height without watermark, which the retrieve API gives as
+ *        `content.last_frame_url` (valid 24 h, like the video's link).
+ *   [S19] `tools` for web search: no page of Ark's own was readable here. A relay's mirror of the Seedance 2.0
+ *        create page (13108701256.mintlify.app, api-reference/model-api/bytedance/seedance-2-0): "tools: the tools
+ *        for the model to use; currently supports web search (text-to-video only)"; a public Seedance 2.0 CLI for
+ *        Ark (`seedance.py`, "Seedance 2.0 视频生成 CLI（火山方舟 Ark API）") sends `tools: [{"type": "web_search"}]`,
+ *        the shape Ark's image and Responses APIs use. ASSUMED from these: `tools` is an array of
+ *        `{"type": "web_search"}` (no other type, no other key), taken by the 2.x models in text-to-video only.
+ *   [S20] `asset://<id>`: the ids of Ark's asset library (virtual portraits and other trusted images, videos and
+ *        audio, made active through the asset APIs) go where a URL goes, in `image_url`, `video_url` and
+ *        `audio_url` (relays' pages: docs.toapis.com seedance-2 generation, docs.anyfast.ai volc-asset,
+ *        docs.apiyi.com seedance2 asset-library; ids like `asset-20260224200602-qn7wr`).
  *   [live] Captures of the real API by third parties: S7 (validation, roles, "reference_video must be provided
  *        as a web url", unknown fields ignored), S8 (per-model probes, the 409 on DELETE of a running task),
  *        S9 (the exact 401 body), S11 (a real create / running / succeeded exchange), S12 (the exact
@@ -33,7 +47,11 @@
  * account may have (429 QuotaExceeded [S3, S6]); DELETE of a running task (409
  * InvalidAction.RunningTaskDeletion [S8, S16]). What it ignores, as the real API does: unknown top-level
  * fields (recorded in `ignoredFields` so tests can see the engine sends none) [S7], `seed`, `watermark` and
- * `camera_fixed` on 2.x (accepted, `seed` echoed) [S4, S7], `X-Client-Request-Id` and other headers.
+ * `camera_fixed` on 2.x (accepted, `seed` echoed) [S4, S7], `X-Client-Request-Id` and other headers. Also
+ * refused: `tools` that are not `[{"type": "web_search"}]`, or given outside text-to-video or to a 1.x model
+ * [S19, assumed]; an `asset://` URL without an id [S20]. With `return_last_frame: true` a succeeded task has
+ * `content.last_frame_url`, a PNG of the video's size (its last frame: the video's flat colour) at a signed link
+ * [S18].
  *
  * A task is `queued`, then `running`, then `succeeded` (or `failed`, `expired`); running answers are sparse
  * (`id`, `model`, `status`, `created_at`, `updated_at` [S11]); there is no progress field [S1, S3]. The video
@@ -56,10 +74,12 @@
  * links do), and the ratio `adaptive` resolves to without an image (16:9).
  */
 import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadImage } from '@napi-rs/canvas';
+import { join } from 'node:path';
+import { createCanvas, loadImage } from '@napi-rs/canvas';
 import { CallbackNetwork, deliverWithRetries, type SentCallback } from './callback-sender.js';
-import { LoopbackServer, readBody, sendJson, sendVideoFile } from './fake-http.js';
+import { LoopbackServer, readBody, sendFile, sendJson } from './fake-http.js';
 import { fakeVideoFile } from './fake-video-file.js';
 
 export type FakeArkOutcome = 'succeed' | 'fail' | 'refuse-output' | 'expire' | 'never-finish';
@@ -133,6 +153,8 @@ interface ModelRules {
   readonly draft: boolean;
   /** `output_format` (2.5 only [S4]; ignored elsewhere [S7]). */
   readonly outputFormat: boolean;
+  /** `tools: [{"type": "web_search"}]` in t2v (2.x [S19, assumed]). */
+  readonly webSearch: boolean;
 }
 
 const ALL = ['480p', '720p', '1080p'];
@@ -154,6 +176,7 @@ const BASE_1_0 = {
   flex: true,
   draft: false,
   outputFormat: false,
+  webSearch: false,
 };
 const BASE_2_0 = {
   series: '2.0' as const,
@@ -173,6 +196,7 @@ const BASE_2_0 = {
   flex: false,
   draft: false,
   outputFormat: false,
+  webSearch: true,
 };
 
 /** Per model [S4 per-model table; live S8 probes]; both vendors' ids [S4, S3]. */
@@ -306,6 +330,8 @@ const SIZES_BY_SERIES: Readonly<Record<Series, Readonly<Record<string, Readonly<
     },
   };
 
+/** The colour of every video the fake makes, and so of its last frame. */
+const LAST_FRAME_COLOUR = '7d3a6e';
 const CONTENT_TYPES = ['text', 'image_url', 'video_url', 'audio_url', 'draft_task'];
 const IMAGE_ROLES = ['first_frame', 'last_frame', 'reference_image'];
 const IMAGE_FORMATS = ['jpeg', 'png', 'webp', 'bmp', 'tiff', 'gif', 'heic', 'heif'];
@@ -383,7 +409,10 @@ interface Task {
   readonly signature: string;
   /** Where its status changes are POSTed [S17]. */
   readonly callbackUrl: string | undefined;
+  /** `return_last_frame: true` [S18]. */
+  readonly lastFrame: boolean;
   file?: string;
+  lastFrameFile?: string;
   error?: { code: string; message: string };
 }
 
@@ -542,7 +571,7 @@ export class FakeArkServer {
     const rid = requestId();
     let status = 200;
     let body: unknown;
-    let file: string | undefined;
+    let file: { path: string; type: string } | undefined;
     let code: string | undefined;
     let headers: Readonly<Record<string, string>> = {};
     try {
@@ -565,7 +594,7 @@ export class FakeArkServer {
       body = { error: { code, message: `${error.detail} Request id: ${rid}`, param: error.param, type } };
     }
     if (file) {
-      await sendVideoFile(res, file);
+      await sendFile(res, file.path, file.type);
     } else {
       sendJson(res, status, body, { 'x-request-id': rid, ...headers });
     }
@@ -685,6 +714,7 @@ export class FakeArkServer {
     const items = this.#contentItems(body.content);
     const mode = await this.#checkContent(items, rules);
     this.#checkTypes(body);
+    this.#checkTools(body.tools, rules, mode);
     const chosen = this.#checkValues(body, rules, mode);
     const text = items
       .filter((item) => item.type === 'text')
@@ -730,6 +760,7 @@ export class FakeArkServer {
       audio: rules.audio && body.generate_audio !== false,
       signature: randomBytes(32).toString('hex'),
       callbackUrl,
+      lastFrame: body.return_last_frame === true,
     });
     return { id };
   }
@@ -877,7 +908,7 @@ export class FakeArkServer {
   async #checkImage(url: string, index: number): Promise<void> {
     const where = `content[${index}].image_url`;
     if (/^https?:\/\//i.test(url)) return this.#download(url, where);
-    if (url.startsWith('asset://')) return;
+    if (url.startsWith('asset://')) return this.#checkAssetId(url, where);
     const match = /^data:image\/([a-z]+);base64,(.*)$/s.exec(url);
     if (!match || !IMAGE_FORMATS.includes(match[1] ?? '')) {
       throw invalid(
@@ -914,7 +945,7 @@ export class FakeArkServer {
   /** A web URL or `asset://` only; an inline video is refused [S4; live S7]. */
   async #checkVideo(url: string, index: number): Promise<void> {
     if (/^https?:\/\//i.test(url)) return this.#download(url, `content[${index}].video_url`);
-    if (url.startsWith('asset://')) return;
+    if (url.startsWith('asset://')) return this.#checkAssetId(url, `content[${index}].video_url`);
     throw invalid(
       'The parameter `content` specified in the request is not valid: reference_video must be provided as a web url.',
       'content',
@@ -925,7 +956,7 @@ export class FakeArkServer {
   async #checkAudio(url: string, index: number): Promise<void> {
     const where = `content[${index}].audio_url`;
     if (/^https?:\/\//i.test(url)) return this.#download(url, where);
-    if (url.startsWith('asset://')) return;
+    if (url.startsWith('asset://')) return this.#checkAssetId(url, where);
     const match = /^data:audio\/(wav|mp3);base64,(.*)$/s.exec(url);
     const bytes = Buffer.from(match?.[2] ?? '', 'base64');
     const wav =
@@ -960,7 +991,35 @@ export class FakeArkServer {
     }
   }
 
-  /** Known fields' types [S4; live S7 `return_last_frame: "yes"` → 400]. */
+  /** `[{"type": "web_search"}]`, in t2v, on a model that searches [S19, assumed]. */
+  #checkTools(tools: unknown, rules: ModelRules, mode: ArkMode): void {
+    if (tools === undefined) return;
+    const wellFormed =
+      Array.isArray(tools) &&
+      tools.length === 1 &&
+      tools.every((tool) => isRecord(tool) && tool.type === 'web_search' && Object.keys(tool).length === 1);
+    if (!wellFormed) {
+      throw invalid(
+        'the parameter tools specified in the request is not valid: supported tools are: web_search',
+        'tools',
+      );
+    }
+    if (!rules.webSearch || mode !== 't2v') {
+      throw invalidValue('tools', rules, mode, 'is not supported: web search is for text-to-video');
+    }
+  }
+
+  /** `asset://<id>` [S20]: an id, nothing else. */
+  #checkAssetId(url: string, where: string): void {
+    if (!/^asset:\/\/[\w.-]+$/.test(url)) {
+      throw invalid(
+        `The parameter \`${where}\` specified in the request is not valid: invalid asset id`,
+        where,
+      );
+    }
+  }
+
+  /** Known fields' types [S4, S18; live S7 `return_last_frame: "yes"` → 400]. */
   #checkTypes(body: Record<string, unknown>): void {
     const wrong = (field: string): ArkRefusal =>
       invalid(`the parameter ${field} specified in the request is not valid`, field);
@@ -1077,6 +1136,7 @@ export class FakeArkServer {
     switch (this.outcome) {
       case 'succeed':
         task.file = await this.#makeVideo(task);
+        if (task.lastFrame) task.lastFrameFile = await this.#makeLastFrame(task);
         task.status = 'succeeded';
         return;
       case 'fail':
@@ -1127,6 +1187,9 @@ export class FakeArkServer {
       ...base,
       content: {
         video_url: `${this.url}/tos/ark-content-generation/${task.id}.mp4?X-Tos-Algorithm=TOS4-HMAC-SHA256&X-Tos-Expires=86400&X-Tos-Signature=${task.signature}`,
+        ...(task.lastFrameFile && {
+          last_frame_url: `${this.url}/tos/ark-content-generation/${task.id}-last-frame.png?X-Tos-Algorithm=TOS4-HMAC-SHA256&X-Tos-Expires=86400&X-Tos-Signature=${task.signature}`,
+        }),
       },
       usage: { completion_tokens: tokens, total_tokens: tokens },
       ...settings,
@@ -1161,17 +1224,29 @@ export class FakeArkServer {
     return {};
   }
 
-  /** The signed TOS link: its signature must match, and no other credentials may come with it. */
-  async #signedFile(req: IncomingMessage, url: URL): Promise<string> {
-    const id = /^\/tos\/ark-content-generation\/([^/]+)\.mp4$/.exec(url.pathname)?.[1] ?? '';
-    const task = this.#tasks.get(id);
+  /** The signed TOS link (the video, or its last frame): its signature must match, and no other credentials may come with it. */
+  async #signedFile(req: IncomingMessage, url: URL): Promise<{ path: string; type: string }> {
+    const match = /^\/tos\/ark-content-generation\/([^/]+?)(-last-frame\.png|\.mp4)$/.exec(url.pathname);
+    const task = this.#tasks.get(match?.[1] ?? '');
+    const path = match?.[2] === '.mp4' ? task?.file : task?.lastFrameFile;
     if (req.headers.authorization !== undefined) {
       throw new ArkRefusal(400, 'InvalidArgument', 'Only one auth mechanism allowed.');
     }
-    if (!task?.file || url.searchParams.get('X-Tos-Signature') !== task.signature) {
+    if (!task || !path || url.searchParams.get('X-Tos-Signature') !== task.signature) {
       throw new ArkRefusal(403, 'AccessDenied', 'Request has expired or the signature does not match.');
     }
-    return task.file;
+    return { path, type: match?.[2] === '.mp4' ? 'video/mp4' : 'image/png' };
+  }
+
+  /** The last frame as a PNG of the video's size, without watermark [S18]: the video's flat colour. */
+  async #makeLastFrame(task: Task): Promise<string> {
+    const path = join(this.#options.cacheDir, `ark-last-frame-${task.width}x${task.height}.png`);
+    const canvas = createCanvas(task.width, task.height);
+    const context = canvas.getContext('2d');
+    context.fillStyle = `#${LAST_FRAME_COLOUR}`;
+    context.fillRect(0, 0, task.width, task.height);
+    await writeFile(path, await canvas.encode('png'));
+    return path;
   }
 
   /** An MP4 of the task's shape (a flat colour, a mono tone when it has sound), made once per shape. */
@@ -1182,7 +1257,7 @@ export class FakeArkServer {
       height,
       fps: FPS,
       frames: frameCount,
-      picture: { colour: '0x7d3a6e' },
+      picture: { colour: `0x${LAST_FRAME_COLOUR}` },
       tone: audio ? { frequency: 660, sampleRate: 44100, channels: 1 } : undefined,
     });
   }

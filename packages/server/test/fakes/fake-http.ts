@@ -50,7 +50,11 @@ export function sendJson(
 
 /** A made video, whole, with its length. */
 export async function sendVideoFile(res: ServerResponse, path: string): Promise<void> {
+  await sendFile(res, path, 'video/mp4');
+}
+
+export async function sendFile(res: ServerResponse, path: string, type: string): Promise<void> {
   const bytes = await readFile(path);
-  res.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(bytes.length) });
+  res.writeHead(200, { 'content-type': type, 'content-length': String(bytes.length) });
   res.end(bytes);
 }
