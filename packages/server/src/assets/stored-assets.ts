@@ -2,7 +2,7 @@
  * Inline (`data:`) reference assets are moved into storage when a task is created, so the task row stays
  * small (a request may carry 20 MB of them) and every worker, on whatever machine, reads them from the same
  * bucket. The task keeps `storage:` references in their place; clients never see or send that form (the
- * request accepts only http(s) and data: URLs).
+ * request accepts only http(s), data: and asset:// URLs).
  */
 import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
