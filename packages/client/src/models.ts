@@ -96,6 +96,12 @@ export interface GenerationOptions {
   readonly callback_url?: string;
   /** Also return the video's last frame, a PNG of its size, in `results[1]`. Default false. */
   readonly return_last_frame?: boolean;
+  /**
+   * Whether the model makes a soundtrack of its own. Left out: true where the model's engines make sound
+   * (`Model.generate_audio`), false where they cannot; `true` for a model that cannot is refused
+   * (`input_not_supported`). An audio reference is the soundtrack either way.
+   */
+  readonly generate_audio?: boolean;
 }
 
 export interface TextToVideoRequest extends GenerationOptions {

@@ -51,6 +51,8 @@ interface TaskFields<M extends ModelId> {
   readonly seed: number;
   /** Whether `results[1]` is the video's last frame (the request's `return_last_frame`). */
   readonly return_last_frame: boolean;
+  /** The requested value, or when it was left out whether the model's engines make sound. */
+  readonly generate_audio: boolean;
 }
 
 export interface PendingTask<M extends ModelId = ModelId> extends TaskFields<M> {
@@ -191,6 +193,8 @@ export interface Model<M extends ModelId = ModelId> {
   readonly durations: readonly number[];
   readonly qualities: readonly Quality[];
   readonly aspect_ratios: readonly AspectRatio[];
+  /** Whether every engine the model is routed to makes sound; when false, `generate_audio: true` is refused. */
+  readonly generate_audio: boolean;
   /**
    * Whether a task created now would be rendered: some worker serving the model is running, and some engine it
    * is routed to is not cut off by its circuit breaker. A task of an unavailable model is still accepted; it

@@ -40,6 +40,7 @@ test('text-to-video takes a prompt and no assets', () => {
     aspect_ratio: '9:16',
     seed: 7,
     callback_url: 'https://hooks.example.com/videogen',
+    generate_audio: false,
   };
   // @ts-expect-error text models take no image_urls
   const withImage: GenerationRequest = {

@@ -23,6 +23,7 @@ const processing: Task = {
   aspect_ratio: '16:9',
   seed: 1,
   return_last_frame: false,
+  generate_audio: true,
 };
 
 /** An event stream of `tasks`, left open unless `end`. */

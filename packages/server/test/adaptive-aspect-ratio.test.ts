@@ -91,6 +91,7 @@ const PARAMS: GenerationParams = {
   aspect_ratio: 'adaptive',
   seed: 1,
   callback_url: null,
+  generate_audio: false,
 };
 
 function recordAspectRatioConformance(name: string, open: () => Store): void {

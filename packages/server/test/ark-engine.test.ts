@@ -24,7 +24,7 @@ import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { type GridAssets, writeGridAssets } from './helpers/engine-grid.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';
-import { mp4Facts } from './helpers/mp4-facts.js';
+import { audioSeconds, mp4Facts } from './helpers/mp4-facts.js';
 import {
   assertContractVideo,
   assertProgressRisesToOne,
@@ -172,6 +172,18 @@ describe('ark engine: each mode, sent as Ark takes it and conformed to the reque
     assert.equal(download?.authorization, undefined, 'the signed video link is fetched without the key');
   });
 
+  it("text to video with generate_audio: sent to Ark, and the model's own track kept through conforming", async () => {
+    const server = await fake();
+    const job = arkJob({ quality: '480p', ratio: '16:9', duration: 5, generateAudio: true });
+    await engineFor(server).render(job, renderContext());
+    assert.equal(server.creates[0]?.body.generate_audio, true);
+    const facts = await assertContractVideo(job);
+    // The fake's track is a mono AAC tone (as Seedance's is mono): conformed to 48 kHz stereo, still sounding.
+    assert.ok(facts.audio, 'the model made sound and it was kept');
+    const seconds = await audioSeconds(job.outputPath);
+    assert.ok(Math.abs(seconds - job.params.duration) < 0.05, `audio lasts ${seconds} s`);
+  });
+
   it('a first frame on 2.0 fast, adaptive at 1080p: 720p (the fast model has no 1080p), ratio adaptive', async () => {
     const server = await fake();
     const job = arkJob({
@@ -229,6 +241,7 @@ describe('ark engine: each mode, sent as Ark takes it and conformed to the reque
       images: [assets.wide, assets.tall],
       videos: [{ path: join(dir, 'clip.mp4'), url: clipUrl, width: 800, height: 600 }],
       audios: [assets.audio, m4aAudio],
+      generateAudio: true,
     });
     await engineFor(server, { model: SEEDANCE_2_FAST }).render(job, renderContext());
     assert.deepEqual(sentContent(server), [
@@ -474,6 +487,7 @@ describe('ark engine: inputs it cannot send', () => {
       aspect_ratio: '16:9' as const,
       seed: 1,
       callback_url: null,
+      generate_audio: false,
     });
     const reference = getModel('videogen-2.0-reference-to-video');
     const image = getModel('videogen-2.0-image-to-video');
@@ -486,7 +500,18 @@ describe('ark engine: inputs it cannot send', () => {
       referenceAudios: 3,
       webSearch: true,
       assetIds: true,
+      audio: true,
     });
+    assert.equal(
+      unsupportedInput(
+        image,
+        { ...params({ images: 1 }), generate_audio: true },
+        capabilitiesOf(options('seedance-1-0-pro-250528')),
+        'sd',
+      )?.param,
+      'generate_audio',
+      'Seedance 1.0 makes no sound',
+    );
     assert.equal(
       unsupportedInput(
         reference,

@@ -333,6 +333,7 @@ class FakeApi {
       aspect_ratio: '16:9',
       seed: 1,
       return_last_frame: false,
+      generate_audio: true,
     } as const;
     if (status === 'processing') return { ...common, status, progress: 40 } satisfies ProcessingTask;
     const video = id.replace('task-unified-', '');

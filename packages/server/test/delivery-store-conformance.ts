@@ -41,6 +41,7 @@ const PARAMS: GenerationParams = {
   aspect_ratio: '16:9',
   seed: 4294967295,
   callback_url: CALLBACK_URL,
+  generate_audio: false,
 };
 const NO_CALLBACK: GenerationParams = { ...PARAMS, callback_url: null };
 

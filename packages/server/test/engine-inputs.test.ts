@@ -127,14 +127,23 @@ describe('exec: what the command has placeholders for', () => {
       referenceImages: 0,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: false,
     });
   });
 
-  it('takes each input a placeholder names, in a group or not', () => {
+  it('takes each input a placeholder names, in a group or not, and makes sound with {generate_audio}', () => {
     assert.deepEqual(
       capabilitiesOf(exec(['gen', '--image', '{image}', ['--end', '{last_image}'], '--out', '{output}'])),
-      { firstFrame: true, lastFrame: true, referenceImages: 2, referenceVideos: 0, referenceAudios: 0 },
+      {
+        firstFrame: true,
+        lastFrame: true,
+        referenceImages: 2,
+        referenceVideos: 0,
+        referenceAudios: 0,
+        audio: false,
+      },
     );
+    assert.equal(capabilitiesOf(exec(['gen', '--sound={generate_audio}', '{output}'])).audio, true);
     assert.deepEqual(
       capabilitiesOf(
         exec([
@@ -145,7 +154,14 @@ describe('exec: what the command has placeholders for', () => {
           ['--a', '{audio_1}'],
         ]),
       ),
-      { firstFrame: true, lastFrame: false, referenceImages: 3, referenceVideos: 2, referenceAudios: 1 },
+      {
+        firstFrame: true,
+        lastFrame: false,
+        referenceImages: 3,
+        referenceVideos: 2,
+        referenceAudios: 1,
+        audio: false,
+      },
     );
   });
 });
@@ -170,13 +186,14 @@ describe('comfyui: what the workflow has placeholders for', () => {
     assert.equal(capabilities.referenceImages, 0);
   });
 
-  it('takes a first and a last frame, and as many reference images as it names; never videos or audio', async () => {
+  it('takes a first and a last frame, and as many reference images as it names; never videos, audio or sound', async () => {
     assert.deepEqual(capabilitiesOf(await workflow('flf.json', ['image', 'last_image']), dir), {
       firstFrame: true,
       lastFrame: true,
       referenceImages: 2,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: false,
     });
     assert.deepEqual(capabilitiesOf(await workflow('i2v.json', ['image_1']), dir), {
       firstFrame: true,
@@ -184,6 +201,7 @@ describe('comfyui: what the workflow has placeholders for', () => {
       referenceImages: 1,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: false,
     });
   });
 });

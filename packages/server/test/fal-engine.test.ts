@@ -17,7 +17,13 @@ import { createEngines } from '../src/engines/create-engines.js';
 import { type EngineOptions, EnginesFileError, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { FalEngine } from '../src/engines/fal/fal-engine.js';
 import type { FalOptions } from '../src/engines/fal/fal-options.js';
-import { FakeFalServer, SEEDANCE_FAST_T2V, SEEDANCE_I2V, SEEDANCE_T2V } from './fakes/fal-server.js';
+import {
+  FakeFalServer,
+  SEEDANCE_15_T2V,
+  SEEDANCE_FAST_T2V,
+  SEEDANCE_I2V,
+  SEEDANCE_T2V,
+} from './fakes/fal-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { type GridAssets, writeGridAssets } from './helpers/engine-grid.js';
 import {
@@ -200,6 +206,33 @@ describe('fal engine: each mode', () => {
       [input.duration, input.resolution, input.aspect_ratio, input.seed],
       ['5', '480p', '1:1', 99],
     );
+  });
+
+  it("passes generate_audio through {{generate_audio}} and keeps the model's track; false has none", async () => {
+    const v15 = {
+      model: SEEDANCE_15_T2V,
+      input: { ...T2V_INPUT, generate_audio: '{{generate_audio}}' },
+      durations: [4, 5, 6, 7, 8, 9, 10, 11, 12],
+    };
+    const loud = falJob({ prompt: 'a brass band in the rain', quality: '480p', generateAudio: true });
+    const quiet = falJob({ prompt: 'a quiet library', quality: '480p', generateAudio: false });
+    const before = server.submits.length;
+    for (const job of [loud, quiet]) await engineFor(server, v15).render(job, renderContext());
+    assert.equal(submitted(server, before).generate_audio, true);
+    assert.equal(submitted(server, before + 1).generate_audio, false);
+    assert.ok((await assertContractVideo(loud)).audio, "the model's soundtrack survives conforming");
+    assert.equal((await assertContractVideo(quiet)).audio, undefined);
+    assert.equal(capabilitiesOf({ type: 'fal', api_key: KEY, ...v15 }).audio, true);
+    assert.equal(
+      capabilitiesOf({ type: 'fal', api_key: KEY, model: SEEDANCE_T2V, input: T2V_INPUT }).audio,
+      false,
+    );
+
+    // The fake, as the model's app, refuses a generate_audio that is not a boolean.
+    const textual = { ...v15, input: { ...v15.input, generate_audio: '{{generate_audio|text}}' } };
+    const job = falJob({ prompt: 'a brass band, as text', quality: '480p', generateAudio: true });
+    const failure = await taskFailure(engineFor(server, textual).render(job, renderContext()));
+    assert.match(failure.message, /generate_audio/);
   });
 
   it('with unsupported_inputs: drop, leaves out what the template has no place for and renders the rest', async () => {
@@ -394,6 +427,7 @@ describe('fal engine: capabilities and the engines file', () => {
     aspect_ratio: '16:9' as const,
     seed: 1,
     callback_url: null,
+    generate_audio: false,
   });
   const image = getModel('videogen-2.0-image-to-video');
   const reference = getModel('videogen-2.0-reference-to-video');

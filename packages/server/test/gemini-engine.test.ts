@@ -32,6 +32,7 @@ import {
 import { docsExample } from './helpers/docs-examples.js';
 import { type GridAssets, writeGridAssets } from './helpers/engine-grid.js';
 import { writeTestImage } from './helpers/media-fixtures.js';
+import { audioSeconds } from './helpers/mp4-facts.js';
 import {
   assertContractVideo,
   assertProgressRisesToOne,
@@ -193,6 +194,7 @@ describe('gemini engine: mapping onto Veo', () => {
       referenceImages: 3,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: true,
     });
     assert.deepEqual(capabilitiesOf(options('veo-3.1-fast-generate-preview')), capabilitiesOf(options(V31)));
     for (const model of ['veo-3.0-generate-001', 'veo-3.0-fast-generate-001', 'veo-2.0-generate-001']) {
@@ -202,6 +204,8 @@ describe('gemini engine: mapping onto Veo', () => {
         referenceImages: 0,
         referenceVideos: 0,
         referenceAudios: 0,
+        // Veo 3 makes sound; Veo 2 makes none.
+        audio: !model.startsWith('veo-2.0'),
       });
     }
     assert.deepEqual(capabilitiesOf(options('veo-3.0-generate-001', true)), ANY_INPUT);
@@ -216,6 +220,7 @@ describe('gemini engine: mapping onto Veo', () => {
       aspect_ratio: '16:9',
       seed: 1,
       callback_url: null,
+      generate_audio: false,
     });
     const refused = (model: string, id: BuiltInModelId, p: GenerationParams) =>
       unsupportedInput(getModel(id), p, capabilitiesOf(options(model)), 'veo');
@@ -234,6 +239,12 @@ describe('gemini engine: mapping onto Veo', () => {
       refused('veo-2.0-generate-001', 'videogen-2.0-reference-to-video', params(1))?.param,
       'image_urls',
     );
+    const sound = { ...params(0), generate_audio: true };
+    assert.equal(
+      refused('veo-2.0-generate-001', 'videogen-2.0-text-to-video', sound)?.param,
+      'generate_audio',
+    );
+    assert.equal(refused(V31, 'videogen-2.0-text-to-video', sound), undefined);
   });
 
   it('refuses a model that is not a Veo id', () => {
@@ -275,6 +286,20 @@ describe('gemini engine against the fake Gemini API', () => {
     );
     assertKeyKeptToHeaders(server);
     assertNoCancel(server);
+  });
+
+  it("text mode with generate_audio: sends no sound flag (the Gemini API takes none), keeps Veo 3's track", async () => {
+    const server = await startFake();
+    const render = job({ quality: '720p', ratio: '16:9', duration: 4, generateAudio: true });
+    await engineFor(server).render(render, renderContext());
+    assert.deepEqual(server.submits[0]?.body, {
+      instances: [{ prompt: 'a paper boat drifts down a rainy street' }],
+      parameters: { aspectRatio: '16:9', resolution: '720p', durationSeconds: 4 },
+    });
+    const facts = await assertContractVideo(render);
+    assert.ok(facts.audio, "Veo's soundtrack survives conforming");
+    const seconds = await audioSeconds(render.outputPath);
+    assert.ok(Math.abs(seconds - 4) < 0.05, `audio lasts ${seconds} s`);
   });
 
   it('image mode: the first image as `image`, the second as `lastFrame`, inline with their types', async () => {

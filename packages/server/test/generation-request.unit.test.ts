@@ -40,7 +40,9 @@ describe('parseGenerationRequest', () => {
       callback_url: null,
       return_last_frame: false,
       web_search: false,
+      generate_audio: true,
     });
+    assert.equal(text.audioGiven, false);
     const image = parseGenerationRequest({
       model: 'videogen-2.0-fast-image-to-video',
       prompt: 'p',
@@ -93,6 +95,18 @@ describe('parseGenerationRequest', () => {
         'invalid_parameter',
         'image_urls[0]',
       );
+    }
+  });
+
+  it('takes generate_audio as a boolean only, default true, and tells whether it was given', () => {
+    const text = { model: 'videogen-2.0-text-to-video', prompt: 'p' };
+    for (const value of [true, false]) {
+      const parsed = parseGenerationRequest({ ...text, generate_audio: value });
+      assert.equal(parsed.params.generate_audio, value);
+      assert.equal(parsed.audioGiven, true);
+    }
+    for (const value of ['true', 1, null, 0, [], {}]) {
+      rejects({ ...text, generate_audio: value }, 'invalid_parameter', 'generate_audio', /boolean/);
     }
   });
 

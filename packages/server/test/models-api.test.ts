@@ -76,6 +76,7 @@ describe('GET /v1/models', () => {
       durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
       qualities: ['480p', '720p', '1080p'],
       aspect_ratios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9', 'adaptive'],
+      generate_audio: true,
       available: true,
     });
     assert.deepEqual(byId(list, 'videogen-2.0-fast-image-to-video').inputs, {
@@ -105,7 +106,7 @@ describe('GET /v1/models', () => {
     }
   });
 
-  it('narrows the inputs to what the routed engines take, and reports an open circuit', async () => {
+  it('narrows the inputs and sound to what the routed engines take, and reports an open circuit', async () => {
     const file = join(dir, 'engines.yaml');
     await writeFile(
       file,
@@ -132,7 +133,15 @@ describe('GET /v1/models', () => {
     assert.deepEqual(byId(list, 'videogen-2.0-fast-image-to-video').inputs, {
       image_urls: { min: 1, max: 2 },
     });
+    // gen4_turbo makes no sound (Runway takes no `audio` for it); the local engine makes its own soundtrack.
+    assert.equal(byId(list, 'videogen-2.0-image-to-video').generate_audio, false);
+    assert.equal(byId(list, 'videogen-2.0-fast-image-to-video').generate_audio, true);
     assert.equal(byId(list, 'videogen-2.0-text-to-video').available, false, 'not in the engines file');
+    assert.equal(
+      byId(list, 'videogen-2.0-text-to-video').generate_audio,
+      true,
+      'routed elsewhere: not known',
+    );
 
     const circuit = { failures: 1, cooldownMs: 3_600_000 };
     await test.service.store.recordEngineOutcome('local', 'unavailable', circuit);
@@ -147,5 +156,30 @@ describe('GET /v1/models', () => {
       false,
       'local is open',
     );
+
+    // Creation follows the list (every circuit is open now, so these tasks only wait).
+    const image = { prompt: 'a kite', image_urls: ['https://example.com/kite.png'] };
+    const silent = { model: 'videogen-2.0-image-to-video', ...image };
+    const refused = await api.request<{ error: { code: string; param: string; message: string } }>(
+      'POST',
+      '/v1/videos/generations',
+      { body: { ...silent, generate_audio: true } },
+    );
+    assert.equal(refused.status, 400);
+    assert.equal(refused.body.error.code, 'input_not_supported');
+    assert.equal(refused.body.error.param, 'generate_audio');
+    assert.match(refused.body.error.message, /engine "turbo", which makes no sound of its own/);
+    const created = async (body: object): Promise<boolean> => {
+      const answer = await api.request<{ generate_audio: boolean }>('POST', '/v1/videos/generations', {
+        body,
+      });
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      return answer.body.generate_audio;
+    };
+    assert.equal(await created(silent), false, 'left out on a route without sound: false');
+    assert.equal(await created({ ...silent, generate_audio: false }), false);
+    const sounding = { model: 'videogen-2.0-fast-image-to-video', ...image };
+    assert.equal(await created(sounding), true, 'left out on a route with sound: true');
+    assert.equal(await created({ ...sounding, generate_audio: false }), false);
   });
 });

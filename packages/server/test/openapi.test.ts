@@ -217,6 +217,7 @@ describe('GET /openapi.json', () => {
       'audio_urls',
       'callback_url',
       'duration',
+      'generate_audio',
       'image_urls',
       'model',
       'prompt',

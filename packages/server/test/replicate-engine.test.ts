@@ -129,6 +129,36 @@ after(async () => {
 });
 
 describe('replicate engine: rendering', () => {
+  it("passes generate_audio through {{generate_audio}} and keeps the model's track; without it, none", async () => {
+    const sd2 = {
+      model: 'bytedance/seedance-2.0-fast',
+      input: {
+        prompt: '{{prompt}}',
+        duration: '{{duration}}',
+        resolution: '{{resolution}}',
+        aspect_ratio: '{{aspect_ratio}}',
+        generate_audio: '{{generate_audio}}',
+      },
+      durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+      resolutions: ['480p', '720p'],
+      aspect_ratios: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'],
+    };
+    const loud = replicateJob({ prompt: 'a drum circle on a beach', quality: '480p', generateAudio: true });
+    const quiet = replicateJob({ prompt: 'a silent snowfall', quality: '480p', generateAudio: false });
+    for (const job of [loud, quiet]) await engine(sd2).render(job, renderContext());
+    assert.equal(createdInput(loud.params.prompt).generate_audio, true);
+    assert.equal(createdInput(quiet.params.prompt).generate_audio, false);
+    assert.ok((await assertContractVideo(loud)).audio, "the model's soundtrack survives conforming");
+    assert.equal((await assertContractVideo(quiet)).audio, undefined);
+    assert.equal(capabilitiesOf({ type: 'replicate', api_key: KEY, ...sd2 }).audio, true);
+
+    // The fake, as Replicate, refuses a generate_audio that is not a boolean.
+    const textual = replicateJob({ prompt: 'a drum circle, as text', quality: '480p', generateAudio: true });
+    const wrong = { ...sd2, input: { ...sd2.input, generate_audio: '{{generate_audio|text}}' } };
+    const failure = await taskFailure(engine(wrong).render(textual, renderContext()));
+    assert.match(failure.message, /generate_audio/);
+  });
+
   it('renders every mode, conformed exactly, from the input the template maps each job to', async () => {
     const text = replicateJob({ prompt: 'a red kite over green hills', quality: '480p', ratio: '16:9' });
     const firstFrame = replicateJob({
@@ -444,7 +474,7 @@ describe('replicate engine: check()', () => {
 
 describe('replicate engine: options and capabilities', () => {
   const params = (fields: Partial<GenerationParams>): GenerationParams =>
-    generationParams({ seed: 1, ...fields });
+    generationParams({ seed: 1, generate_audio: false, ...fields });
   const seedance = { type: 'replicate', api_key: KEY, model: MODEL, input: SEEDANCE_INPUT } as const;
 
   it('takes what its template has placeholders for, and refuses the rest at creation', () => {
@@ -455,6 +485,7 @@ describe('replicate engine: options and capabilities', () => {
       referenceImages: 1,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: false,
     });
     const reference = getModel('videogen-2.0-reference-to-video');
     const image = getModel('videogen-2.0-image-to-video');

@@ -239,7 +239,16 @@ describe('runway engine: each mode', () => {
     assertKeylessDownload(target);
   });
 
-  it('sends image, video and audio references to seedance2 at 640:640 with audio: true; the tone is the soundtrack', async () => {
+  it('asks veo3.1 for sound with generate_audio, and keeps its track through conforming', async () => {
+    const target = await fake();
+    const job = runwayJob({ quality: '720p', ratio: '16:9', duration: 4, generateAudio: true });
+    await engineFor(target, 'veo3.1').render(job, renderContext());
+    assert.equal((created(target).body as { audio?: unknown }).audio, true);
+    const facts = await assertContractVideo(job);
+    assert.ok(facts.audio, "Runway's track survives conforming");
+  });
+
+  it("sends image, video and audio references to seedance2 at 640:640 with audio: true; the model's own track is kept", async () => {
     const target = await fake();
     const job = runwayJob({
       model: 'videogen-2.0-reference-to-video',
@@ -248,6 +257,7 @@ describe('runway engine: each mode', () => {
       images: [wide],
       videos: [clip],
       audios: [tone],
+      generateAudio: true,
     });
     const ctx = renderContext();
     await engineFor(target, 'seedance2').render(job, ctx);
@@ -270,7 +280,7 @@ describe('runway engine: each mode', () => {
     assertKeylessDownload(target);
   });
 
-  it('asks seedance2 for no sound when a reference job has no audio', async () => {
+  it('asks seedance2 for no sound when the job has generate_audio false', async () => {
     const target = await fake();
     const job = runwayJob({
       model: 'videogen-2.0-fast-reference-to-video',
@@ -583,6 +593,7 @@ describe('runway engine: capabilities by model', () => {
     aspect_ratio: '16:9',
     seed: 1,
     callback_url: null,
+    generate_audio: false,
   });
   const image = getModel('videogen-2.0-image-to-video');
   const reference = getModel('videogen-2.0-reference-to-video');
@@ -590,16 +601,17 @@ describe('runway engine: capabilities by model', () => {
   it('says what each model takes, and everything with unsupported_inputs: drop', () => {
     const none = { referenceImages: 0, referenceVideos: 0, referenceAudios: 0 };
     const expected: Record<RunwayModelId, unknown> = {
-      gen4_turbo: { firstFrame: true, lastFrame: false, ...none },
-      'gen4.5': { firstFrame: true, lastFrame: false, ...none },
-      'veo3.1': { firstFrame: true, lastFrame: true, ...none },
-      'veo3.1_fast': { firstFrame: true, lastFrame: true, ...none },
+      gen4_turbo: { firstFrame: true, lastFrame: false, ...none, audio: false },
+      'gen4.5': { firstFrame: true, lastFrame: false, ...none, audio: false },
+      'veo3.1': { firstFrame: true, lastFrame: true, ...none, audio: true },
+      'veo3.1_fast': { firstFrame: true, lastFrame: true, ...none, audio: true },
       seedance2: {
         firstFrame: true,
         lastFrame: true,
         referenceImages: 9,
         referenceVideos: 3,
         referenceAudios: 3,
+        audio: true,
       },
       seedance2_fast: {
         firstFrame: true,
@@ -607,6 +619,7 @@ describe('runway engine: capabilities by model', () => {
         referenceImages: 9,
         referenceVideos: 3,
         referenceAudios: 3,
+        audio: true,
       },
       seedance2_mini: {
         firstFrame: true,
@@ -614,6 +627,7 @@ describe('runway engine: capabilities by model', () => {
         referenceImages: 9,
         referenceVideos: 3,
         referenceAudios: 3,
+        audio: true,
       },
       seedance2_5: {
         firstFrame: true,
@@ -621,6 +635,7 @@ describe('runway engine: capabilities by model', () => {
         referenceImages: 30,
         referenceVideos: 10,
         referenceAudios: 10,
+        audio: true,
       },
     };
     for (const [model, capabilities] of Object.entries(expected) as [RunwayModelId, unknown][]) {
@@ -655,6 +670,9 @@ describe('runway engine: capabilities by model', () => {
     assert.equal(check('seedance2_mini', params(1, 4))?.param, 'video_urls');
     assert.equal(check('seedance2', params(1, 0, 4))?.param, 'audio_urls');
     assert.equal(check('seedance2_5', params(30, 10, 10)), undefined);
+    const sound = { ...params(1), generate_audio: true };
+    assert.equal(check('gen4.5', sound, image)?.param, 'generate_audio', 'gen4.5 makes no sound');
+    assert.equal(check('veo3.1', sound, image), undefined);
   });
 });
 
@@ -675,12 +693,16 @@ describe('runway engine: the engines file', () => {
       aspect_ratio: '16:9' as const,
       seed: 1,
       callback_url: null,
+      generate_audio: false,
     };
     const twoFrames = { ...base, image_urls: ['a', 'b'] };
-    assert.equal(check(getModel('videogen-2.0-image-to-video'), twoFrames), undefined);
-    assert.equal(check(getModel('videogen-2.0-fast-image-to-video'), twoFrames)?.param, 'image_urls');
+    assert.equal(check.unsupported(getModel('videogen-2.0-image-to-video'), twoFrames), undefined);
+    assert.equal(
+      check.unsupported(getModel('videogen-2.0-fast-image-to-video'), twoFrames)?.param,
+      'image_urls',
+    );
     const references = { ...base, image_urls: ['a'], video_urls: ['v'], audio_urls: ['s'] };
-    assert.equal(check(getModel('videogen-2.0-fast-reference-to-video'), references), undefined);
+    assert.equal(check.unsupported(getModel('videogen-2.0-fast-reference-to-video'), references), undefined);
   });
 
   it('refuses at start a model whose rules the engine does not know', async () => {
@@ -713,6 +735,16 @@ describe('the Runway fake refuses what Runway refuses', () => {
     });
     return { status: response.status, body: await response.text() };
   }
+
+  it('refuses an `audio` that is not a boolean, and `audio` for a model that takes none', async () => {
+    const server = await fake();
+    const veo = { model: 'veo3.1', promptText: 'a kite', ratio: '1280:720', duration: 4 };
+    for (const audio of ['true', 1, null]) {
+      const answer = await call(server, '/v1/text_to_video', { json: { ...veo, audio } });
+      assert.equal(answer.status, 400, `audio: ${JSON.stringify(audio)}`);
+    }
+    assert.equal((await call(server, '/v1/text_to_video', { json: { ...body, audio: true } })).status, 400);
+  });
 
   it('refuses a wrong key and a missing or wrong version', async () => {
     const server = await fake();

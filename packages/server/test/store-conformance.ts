@@ -30,6 +30,7 @@ const PARAMS: GenerationParams = {
   aspect_ratio: 'adaptive',
   seed: 4294967295,
   callback_url: null,
+  generate_audio: false,
 };
 
 /** Task ids that sort in the opposite order from their creation, so ordering by id cannot pass for FIFO. */

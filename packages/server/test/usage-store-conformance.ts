@@ -30,6 +30,7 @@ const params = (duration: number, overrides: Partial<GenerationParams> = {}): Ge
   aspect_ratio: '16:9',
   seed: 1,
   callback_url: null,
+  generate_audio: false,
   ...overrides,
 });
 

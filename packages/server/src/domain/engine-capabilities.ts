@@ -20,6 +20,12 @@ export interface EngineCapabilities {
   readonly webSearch?: boolean;
   /** `asset://<id>` URLs, ids in Ark's asset library, passed on as they are. Absent: it cannot take them. */
   readonly assetIds?: boolean;
+  /**
+   * Whether it makes a soundtrack of its own when asked (`generate_audio`): its model makes sound and the
+   * engine can ask for it. One that cannot refuses `generate_audio: true`, and a request that leaves the field
+   * out gets false.
+   */
+  readonly audio: boolean;
 }
 
 /**
@@ -32,6 +38,7 @@ export const ANY_INPUT: EngineCapabilities = {
   referenceImages: Number.POSITIVE_INFINITY,
   referenceVideos: Number.POSITIVE_INFINITY,
   referenceAudios: Number.POSITIVE_INFINITY,
+  audio: true,
 };
 
 /**
@@ -44,11 +51,22 @@ export function highestNumbered(used: ReadonlySet<string>, prefix: string, count
   return highest;
 }
 
-/** Whether the engines a request's model is routed to can take its inputs; the first one that cannot, if any. */
-export type InputCheck = (model: ModelDefinition, params: GenerationParams) => UnsupportedInput | undefined;
+/** What the engines a request's model is routed to can take. */
+export interface InputCheck {
+  /** The first input of the request that some engine of the route cannot take, if any. */
+  unsupported(model: ModelDefinition, params: GenerationParams): UnsupportedInput | undefined;
+  /**
+   * Whether every engine of the route makes sound (`generate_audio`): what a request that leaves the field out
+   * gets. True for a model this process does not route (the engines file of the workers that do decides).
+   */
+  makesSound(model: ModelDefinition): boolean;
+}
+
+/** The check of a process that routes nothing: every input is taken, every model makes sound. */
+export const NO_INPUT_CHECK: InputCheck = { unsupported: () => undefined, makesSound: () => true };
 
 export interface UnsupportedInput {
-  readonly param: 'image_urls' | 'video_urls' | 'audio_urls' | 'web_search';
+  readonly param: 'image_urls' | 'video_urls' | 'audio_urls' | 'web_search' | 'generate_audio';
   readonly message: string;
 }
 
@@ -64,6 +82,8 @@ export function unsupportedInput(
   engine: string,
 ): UnsupportedInput | undefined {
   const by = `${model.id} is rendered by the engine "${engine}", which`;
+  const inputs = unsupportedAsset(model, params, capabilities, by);
+  if (inputs) return inputs;
   if (params.web_search && !capabilities.webSearch) {
     return {
       param: 'web_search',
@@ -81,6 +101,21 @@ export function unsupportedInput(
       }
     }
   }
+  if (params.generate_audio && !capabilities.audio) {
+    return {
+      param: 'generate_audio',
+      message: `${by} makes no sound of its own: leave generate_audio out, or send false.`,
+    };
+  }
+  return undefined;
+}
+
+function unsupportedAsset(
+  model: ModelDefinition,
+  params: GenerationParams,
+  capabilities: EngineCapabilities,
+  by: string,
+): UnsupportedInput | undefined {
   if (model.mode === 'image') {
     if (!capabilities.firstFrame) {
       return { param: 'image_urls', message: `${by} takes no first-frame image.` };

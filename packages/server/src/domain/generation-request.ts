@@ -70,6 +70,15 @@ function generationRequestSchema(catalogue: ModelCatalogue) {
             "Also return the video's last frame, as a PNG of the video's size, in `results[1]` (to start the next shot from).",
         }),
       ),
+      generate_audio: Type.Optional(
+        Type.Boolean({
+          default: true,
+          description:
+            "Whether the model makes a soundtrack of its own. Left out: true where the model's engines make sound " +
+            '(`generate_audio` in `GET /v1/models`), false where they cannot; `true` for a model that cannot is ' +
+            '`input_not_supported`. An audio reference is the soundtrack either way.',
+        }),
+      ),
       web_search: Type.Optional(
         Type.Boolean({
           default: false,
@@ -126,11 +135,15 @@ export interface GenerationParams {
   readonly return_last_frame?: boolean;
   /** Text mode: whether the model may search the web; absent (false) in tasks stored before the field. */
   readonly web_search?: boolean;
+  /** Whether the model makes a soundtrack of its own (an audio reference is the soundtrack either way). */
+  readonly generate_audio: boolean;
 }
 
 export interface ValidGeneration {
   readonly model: ModelDefinition;
   readonly params: GenerationParams;
+  /** Whether the request gave `generate_audio`; when it did not, a route that makes no sound makes it false. */
+  readonly audioGiven: boolean;
 }
 
 const KNOWN_FIELDS = new Set(Object.keys(GenerationRequestSchema.properties));
@@ -348,7 +361,9 @@ export function parseGenerationRequest(
       callback_url: valid.callback_url ?? null,
       return_last_frame: valid.return_last_frame ?? false,
       web_search: valid.web_search ?? false,
+      generate_audio: valid.generate_audio ?? true,
     },
+    audioGiven: valid.generate_audio !== undefined,
   };
 }
 

@@ -86,6 +86,8 @@ export interface PublicTask {
   seed: number;
   /** Whether `results[1]` is the video's last frame (the request's `return_last_frame`). */
   return_last_frame: boolean;
+  /** Whether the model makes a soundtrack of its own (the request's, or what its route can do). */
+  generate_audio: boolean;
   results?: string[];
   error?: TaskError;
 }
@@ -112,6 +114,7 @@ export function toPublicTask(
     aspect_ratio: task.params.aspect_ratio,
     seed: task.params.seed,
     return_last_frame: task.params.return_last_frame ?? false,
+    generate_audio: task.params.generate_audio,
   };
   if (task.completedAt !== null) out.completed_at = unixSeconds(task.completedAt);
   if (task.status === 'completed' && resultUrl) {

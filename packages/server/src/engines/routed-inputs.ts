@@ -34,16 +34,22 @@ function engineCapabilities(config: EnginesConfig, name: string): EngineCapabili
 }
 
 export function routedInputCheck(config: EnginesConfig): InputCheck {
-  return (model, params) => {
-    const route = config.models.get(model.id);
-    if (route === undefined) return undefined;
-    // Any engine of the route may end up rendering the task, so every one of them must be able to honour it.
-    for (const name of routeEngines(route)) {
-      const capabilities = engineCapabilities(config, name);
-      const unsupported = capabilities && unsupportedInput(model, params, capabilities, name);
-      if (unsupported) return unsupported;
-    }
-    return undefined;
+  return {
+    unsupported(model, params) {
+      const route = config.models.get(model.id);
+      if (route === undefined) return undefined;
+      // Any engine of the route may end up rendering the task, so every one of them must be able to honour it.
+      for (const name of routeEngines(route)) {
+        const capabilities = engineCapabilities(config, name);
+        const unsupported = capabilities && unsupportedInput(model, params, capabilities, name);
+        if (unsupported) return unsupported;
+      }
+      return undefined;
+    },
+    makesSound(model) {
+      const route = config.models.get(model.id);
+      return route === undefined || routeCapabilities(config, route).audio;
+    },
   };
 }
 
@@ -59,6 +65,7 @@ export function routeCapabilities(config: EnginesConfig, route: EngineRoute): En
         referenceImages: Math.min(all.referenceImages, one.referenceImages),
         referenceVideos: Math.min(all.referenceVideos, one.referenceVideos),
         referenceAudios: Math.min(all.referenceAudios, one.referenceAudios),
+        audio: all.audio && one.audio,
         webSearch: (all.webSearch ?? false) && (one.webSearch ?? false),
         assetIds: (all.assetIds ?? false) && (one.assetIds ?? false),
       };

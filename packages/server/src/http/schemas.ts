@@ -136,6 +136,10 @@ export const TaskSchema = Type.Object(
     return_last_frame: Type.Boolean({
       description: "The request's `return_last_frame`: whether `results[1]` is the video's last frame.",
     }),
+    generate_audio: Type.Boolean({
+      description:
+        "Whether the model makes a soundtrack of its own: the requested value, or when left out whether the model's engines make sound. The video has AAC audio when this is true or the request had an audio reference.",
+    }),
     results: Type.Optional(
       Type.Array(Type.String({ format: 'uri' }), {
         description:
@@ -312,6 +316,10 @@ export const ModelSchema = Type.Object(
     durations: Type.Array(Type.Integer(), { description: 'Seconds.' }),
     qualities: Type.Array(StringEnum(QUALITIES)),
     aspect_ratios: Type.Array(StringEnum(ASPECT_RATIOS)),
+    generate_audio: Type.Boolean({
+      description:
+        'Whether every engine the model is routed to makes a soundtrack of its own. When false, `generate_audio: true` is refused (`input_not_supported`) and a request that leaves it out gets false.',
+    }),
     available: Type.Boolean({
       description:
         'Whether a task created now would be rendered: some live worker serves the model and some engine of its route is not cut off by its circuit breaker. Tasks of an unavailable model are still accepted; they wait.',

@@ -1,7 +1,8 @@
 /**
  * Makes a video an engine got from elsewhere (a model's script or server) into what
  * docs/decisions.md#result-videos promises: H.264 yuv420p at 24 fps, the requested frame size and duration
- * (±1 frame), moov first, AAC 48 kHz stereo audio only when the request had an audio reference. A file that
+ * (±1 frame), moov first, AAC 48 kHz stereo audio only when the request asked the model for sound or had an
+ * audio reference (the model's own track kept, else the reference laid under), none otherwise. A file that
  * already is all that is only re-muxed (stream copy, moov moved first); anything else is re-encoded:
  * resampled to 24 fps, fitted to the frame by the local engine's rule (media/fit.ts, black bars when the
  * shapes differ a lot), cut or held on its last frame to the duration.
@@ -19,7 +20,10 @@ export interface VideoTarget {
   readonly fps: number;
   /** Seconds. */
   readonly duration: number;
-  /** Whether the result carries audio (the request had an audio reference). */
+  /**
+   * Whether the result keeps sound: the video's own track, else `soundtrack`. When false every audio track is
+   * removed. A video without a track and no soundtrack stays silent: there is nothing to add.
+   */
   readonly audio: boolean;
   /** Audio laid under a video that came without any when `audio` is wanted: the first audio reference. */
   readonly soundtrack?: string;
@@ -53,7 +57,8 @@ export function conformProblems(probed: ProbeResult, target: VideoTarget): strin
   if (Math.abs(probed.duration - target.duration) > 1 / target.fps) {
     problems.push(`${probed.duration.toFixed(3)} s long`);
   }
-  if (target.audio && audio?.codec !== 'aac') problems.push(audio ? `audio ${audio.codec}` : 'no audio');
+  if (target.audio && audio && audio.codec !== 'aac') problems.push(`audio ${audio.codec}`);
+  if (target.audio && !audio && target.soundtrack) problems.push('no audio');
   if (target.audio && audio && (audio.sampleRate !== 48_000 || audio.channels !== 2)) {
     problems.push(`audio ${audio.sampleRate} Hz, ${audio.channels} channels`);
   }

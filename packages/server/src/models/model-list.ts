@@ -34,6 +34,8 @@ export interface PublicModel {
   durations: number[];
   qualities: Quality[];
   aspect_ratios: AspectRatio[];
+  /** Whether its engines make sound (`generate_audio`). */
+  generate_audio: boolean;
   /** Whether a task created now would be rendered. */
   available: boolean;
   /** Why not, when not available. */
@@ -125,7 +127,8 @@ export class ModelList {
       aspect_ratios: [...model.aspectRatios],
     };
     // An API process with no engines file for this model (another file on the workers) knows no limits.
-    const inputs = inputsOf(model, route ? this.#routing.capabilities(route) : ANY_INPUT);
+    const capabilities = route ? this.#routing.capabilities(route) : ANY_INPUT;
+    const inputs = inputsOf(model, capabilities);
     const reason = !served.has(id)
       ? 'No worker serving this model is running.'
       : route &&
@@ -137,6 +140,7 @@ export class ModelList {
     return {
       ...base,
       inputs,
+      generate_audio: capabilities.audio,
       available: reason === undefined,
       ...(reason && { unavailable_reason: reason }),
     };

@@ -18,6 +18,15 @@ export function nullableMillis(value: number | string | null): number | null {
   return value === null ? null : millis(value);
 }
 
+/**
+ * A task's stored params. Tasks stored before `generate_audio` existed read as false: their engines made no
+ * sound of their own (only an audio reference's), and one still queued renders as it was asked.
+ */
+function storedParams(json: string): GenerationParams {
+  const params = JSON.parse(json) as Omit<GenerationParams, 'generate_audio'> & { generate_audio?: boolean };
+  return { ...params, generate_audio: params.generate_audio ?? false };
+}
+
 export function toTaskRecord(row: TaskRow): TaskRecord {
   return {
     id: row.id,
@@ -27,7 +36,7 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     status: row.status,
     progress: Number(row.progress),
     revision: Number(row.revision),
-    params: JSON.parse(row.params) as GenerationParams,
+    params: storedParams(row.params),
     error:
       row.error_code === null ? null : { code: row.error_code, message: row.error_message ?? row.error_code },
     resultKey: row.result_key,

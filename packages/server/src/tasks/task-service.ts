@@ -5,7 +5,7 @@
  */
 import { storeInlineAssets } from '../assets/stored-assets.js';
 import { deliveryFor, type PublicDelivery, toPublicDelivery } from '../domain/delivery.js';
-import type { InputCheck } from '../domain/engine-capabilities.js';
+import { type InputCheck, NO_INPUT_CHECK } from '../domain/engine-capabilities.js';
 import { ApiError } from '../domain/errors.js';
 import { type GenerationParams, parseGenerationRequest, parsePrompt } from '../domain/generation-request.js';
 import {
@@ -130,7 +130,7 @@ export class TaskService {
     this.#onCancelled = options.onCancelled ?? (() => {});
     this.#resolveUploads = options.resolveUploads ?? (async (_scope, params) => params);
     this.#showUploads = options.showUploads ?? ((params) => params);
-    this.#checkInputs = options.checkInputs ?? (() => undefined);
+    this.#checkInputs = options.checkInputs ?? NO_INPUT_CHECK;
     this.#prices = options.prices;
     this.catalogue = options.catalogue ?? ModelCatalogue.BUILT_IN;
     this.#watcher = new TaskWatcher({ ...options.watch, read: (ids) => options.store.getTasks(ids) });
@@ -196,8 +196,12 @@ export class TaskService {
 
   /** Validates a creation and makes its task: uploads resolved, queue room checked, inline assets stored. */
   async #newTask(scope: CreatorScope, body: unknown, requestOrigin: string | undefined): Promise<NewTask> {
-    const { model, params: requested } = parseGenerationRequest(body, undefined, this.catalogue);
-    const unsupported = this.#checkInputs(model, requested);
+    const { model, params: parsed, audioGiven } = parseGenerationRequest(body, undefined, this.catalogue);
+    // Left out, generate_audio is what the route can do: the task echoes the sound its result will have.
+    const requested = audioGiven
+      ? parsed
+      : { ...parsed, generate_audio: this.#checkInputs.makesSound(model) };
+    const unsupported = this.#checkInputs.unsupported(model, requested);
     if (unsupported)
       throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });
     const params = await this.#resolveUploads(scope, requested, requestOrigin);
@@ -257,7 +261,7 @@ export class TaskService {
       audio_urls: [],
       callback_url: null,
     };
-    const unsupported = this.#checkInputs(model, params);
+    const unsupported = this.#checkInputs.unsupported(model, params);
     if (unsupported)
       throw new ApiError('input_not_supported', unsupported.message, { param: unsupported.param });
     await this.#checkQueueRoom();

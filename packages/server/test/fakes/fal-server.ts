@@ -37,6 +37,11 @@
  *   (`jwksUrl`) listing the fake's key and another. Its choices: a `fal_webhook` that is not an absolute http(s)
  *   URL refused 422 in pydantic's words, and retries 4 attempts 50 ms apart, doubling.
  *
+ * - [V15] fal's OpenAPI document of `fal-ai/bytedance/seedance/v1.5/pro/text-to-video`
+ *   (`BytedanceSeedanceV15ProTextToVideoInput`): `prompt`, `aspect_ratio`, `resolution` (default 720p),
+ *   `duration` a string enum 4–12 (default "5"), `camera_fixed`, `seed`, `enable_safety_checker`, and
+ *   `generate_audio` (boolean, default true): its video then has a soundtrack (a tone here).
+ *
  * The models validate like the pydantic apps they are (unknown fields ignored, `duration` a string enum, a
  * number there refused), with pydantic v2's messages. Where no source says, the fake chooses and says so: the
  * wording of some refusals, a result asked before completion (400 "Request is still in progress", one client's
@@ -55,6 +60,7 @@ export const SEEDANCE_I2V = 'fal-ai/bytedance/seedance/v1/pro/image-to-video';
 export const SEEDANCE_T2V = 'fal-ai/bytedance/seedance/v1/pro/text-to-video';
 export const SEEDANCE_FAST_I2V = 'fal-ai/bytedance/seedance/v1/pro/fast/image-to-video';
 export const SEEDANCE_FAST_T2V = 'fal-ai/bytedance/seedance/v1/pro/fast/text-to-video';
+export const SEEDANCE_15_T2V = 'fal-ai/bytedance/seedance/v1.5/pro/text-to-video';
 
 export type FalOutcome = 'complete' | 'fail' | 'never-finish';
 export type FalRoute = 'submit' | 'status' | 'result';
@@ -93,6 +99,8 @@ interface FieldRule {
 
 interface ModelSchema {
   readonly fields: Readonly<Record<string, FieldRule>>;
+  /** Makes sound unless `generate_audio` is false [V15]. */
+  readonly sound?: boolean;
   /** Defaults of the fields that shape the video. */
   readonly defaults: {
     readonly aspect_ratio: string;
@@ -146,7 +154,24 @@ const SEEDANCE_FAST_I2V_SCHEMA: ModelSchema = {
   defaults: { ...SEEDANCE_I2V_SCHEMA.defaults, resolution: '1080p' },
 };
 
+/** [V15] Seedance 1.5 pro text-to-video: 4–12 s, sound unless `generate_audio: false`. */
+const SEEDANCE_15_T2V_SCHEMA: ModelSchema = {
+  fields: {
+    prompt: { kind: 'string', required: true },
+    aspect_ratio: { kind: 'string', literals: RATIOS },
+    resolution: { kind: 'string', literals: RESOLUTIONS },
+    duration: { kind: 'string', literals: DURATIONS.slice(2) },
+    camera_fixed: { kind: 'boolean' },
+    seed: { kind: 'integer' },
+    enable_safety_checker: { kind: 'boolean' },
+    generate_audio: { kind: 'boolean' },
+  },
+  sound: true,
+  defaults: { aspect_ratio: '16:9', resolution: '720p', duration: '5' },
+};
+
 const MODELS: ReadonlyMap<string, ModelSchema> = new Map([
+  [SEEDANCE_15_T2V, SEEDANCE_15_T2V_SCHEMA],
   [SEEDANCE_I2V, SEEDANCE_I2V_SCHEMA],
   [SEEDANCE_T2V, SEEDANCE_T2V_SCHEMA],
   [SEEDANCE_FAST_I2V, SEEDANCE_FAST_I2V_SCHEMA],
@@ -713,6 +738,10 @@ export class FakeFalServer {
       fps: OUTPUT_FPS,
       frames,
       picture: { colour: '0xb0702f' },
+      ...(schema.sound &&
+        input.generate_audio !== false && {
+          tone: { frequency: 523, sampleRate: 44_100, channels: 2 as const },
+        }),
     });
     const name = `/files/${randomUUID()}/output.mp4`;
     this.#files.set(name, path);

@@ -22,6 +22,12 @@
  *   moderation failure, and the input schema of `bytedance/seedance-1-pro` (required `prompt`; `image` and
  *   `last_frame_image` nullable URIs; `duration` integer 3–12; `resolution` 480p/720p/1080p; `aspect_ratio`
  *   seven values, "ignored if an image is used"; `fps` only 24; `camera_fixed` boolean; `seed` nullable integer).
+ * - [SD2] the input schema of `bytedance/seedance-2.0-fast` as its API page lists it
+ *   (replicate.com/bytedance/seedance-2.0-fast/versions/90388a62…/api): `prompt`, `image`, `last_frame_image`,
+ *   `duration` -1–15 (default 5), `resolution` (default 720p), `aspect_ratio` (default 16:9, also `adaptive`),
+ *   `generate_audio` boolean (default true: "synchronized audio … dialogue, sound effects, and background
+ *   music"), `seed` integer; its reference lists (`reference_images`, `reference_videos`, `reference_audios`)
+ *   are not modelled (ignored, as undeclared keys are). Its sizes are taken as Seedance 1.0's (fake's choice).
  * - [SEEDANCE] the frame sizes Seedance 1.0 makes per resolution and ratio, and its 24 fps × seconds + 1 frames
  *   (BytePlus ModelArk's Seedance documentation; 9:21 is not in its table: the fake mirrors 21:9).
  * - [WEBHOOKS] https://replicate.com/docs/topics/webhooks/setup-webhook, …/receive-webhook, …/verify-webhook and
@@ -90,8 +96,34 @@ const SEEDANCE_1_PRO: ModelSchema = {
 /** A version id of it, for `POST /v1/predictions` with `version` (fake's choice: any 64 hex digits would do). */
 export const SEEDANCE_VERSION = createHash('sha256').update('bytedance/seedance-1-pro').digest('hex');
 
+/** [SD2] `bytedance/seedance-2.0-fast`'s input schema, as far as modelled. */
+const SEEDANCE_2_FAST: ModelSchema = {
+  required: ['prompt'],
+  properties: {
+    prompt: { type: 'string' },
+    image: { type: 'string', format: 'uri', nullable: true },
+    last_frame_image: { type: 'string', format: 'uri', nullable: true },
+    duration: { type: 'integer', minimum: -1, maximum: 15, default: 5 },
+    resolution: { type: 'string', enum: ['480p', '720p'], default: '720p' },
+    aspect_ratio: {
+      type: 'string',
+      enum: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9', 'adaptive'],
+      default: '16:9',
+    },
+    generate_audio: { type: 'boolean', default: true },
+    seed: { type: 'integer', nullable: true },
+  },
+};
+
 const MODELS: ReadonlyMap<string, { readonly schema: ModelSchema; readonly version: string }> = new Map([
   ['bytedance/seedance-1-pro', { schema: SEEDANCE_1_PRO, version: SEEDANCE_VERSION }],
+  [
+    'bytedance/seedance-2.0-fast',
+    {
+      schema: SEEDANCE_2_FAST,
+      version: createHash('sha256').update('bytedance/seedance-2.0-fast').digest('hex'),
+    },
+  ],
 ]);
 
 /** [SEEDANCE] width × height per resolution and ratio (9:21 mirrors 21:9, fake's choice). */
@@ -289,6 +321,8 @@ interface Video {
   readonly height: number;
   readonly frames: number;
   readonly fps: number;
+  /** A soundtrack, as a model that makes sound adds one [SD2]. */
+  readonly sound: boolean;
 }
 
 interface FakePrediction {
@@ -627,7 +661,7 @@ export class FakeReplicate {
     const prompt = String(input.prompt);
     this.#predictions.set(id, {
       object,
-      video: await seedanceVideo(input),
+      video: await seedanceVideo(input, schema),
       flagged: prompt.includes(FLAGGED_WORD),
       polls: 0,
       webhook: typeof webhook === 'string' ? webhook : undefined,
@@ -742,13 +776,14 @@ export class FakeReplicate {
   }
 
   /** An MP4 of the shape (a flat colour: no test looks at the picture), made once per shape. */
-  #makeVideo({ width, height, frames, fps }: Video): Promise<string> {
+  #makeVideo({ width, height, frames, fps, sound }: Video): Promise<string> {
     return fakeVideoFile(this.#options.cacheDir, {
       width,
       height,
       fps,
       frames,
       picture: { colour: '0x3a7d44' },
+      ...(sound && { tone: { frequency: 330, sampleRate: 44_100, channels: 2 as const } }),
     });
   }
 }
@@ -788,13 +823,14 @@ function interruptionAnswer(interruption: Interruption): Answer {
  * An image that is not a decodable data: URL image fails the prediction; an http(s) image is not fetched, the
  * aspect ratio is used (fake's choice).
  */
-async function seedanceVideo(input: Json): Promise<Video | { readonly failure: string }> {
-  const schema = SEEDANCE_1_PRO.properties;
+async function seedanceVideo(input: Json, model: ModelSchema): Promise<Video | { readonly failure: string }> {
+  const schema = model.properties;
   const resolution = String(input.resolution ?? schema.resolution?.default);
-  const ratios = (schema.aspect_ratio?.enum ?? []) as string[];
+  const ratios = ((schema.aspect_ratio?.enum ?? []) as string[]).filter((r) => r !== 'adaptive');
   let ratio = String(input.aspect_ratio ?? schema.aspect_ratio?.default);
   const duration = Number(input.duration ?? schema.duration?.default);
-  const fps = Number(input.fps ?? schema.fps?.default);
+  const fps = Number(input.fps ?? schema.fps?.default ?? 24);
+  const sound = schema.generate_audio !== undefined && input.generate_audio !== false;
   for (const field of ['image', 'last_frame_image']) {
     const url = input[field];
     if (typeof url !== 'string' || /^https?:/.test(url)) continue;
@@ -803,8 +839,8 @@ async function seedanceVideo(input: Json): Promise<Video | { readonly failure: s
       return { failure: `Prediction failed: ${field} could not be read as an image (fake's choice)` };
     if (field === 'image') ratio = nearestRatio(size.width, size.height, ratios);
   }
-  const size = SEEDANCE_SIZES[resolution]?.[ratio];
+  const size = SEEDANCE_SIZES[resolution]?.[ratio === 'adaptive' ? '16:9' : ratio];
   if (!size) throw new Error(`no Seedance size for ${resolution} ${ratio}`);
   const [width, height] = size;
-  return { width, height, fps, frames: duration * fps + 1 };
+  return { width, height, fps, frames: duration * fps + 1, sound };
 }

@@ -12,6 +12,7 @@ export function generationParams(fields: Partial<GenerationParams> = {}): Genera
     aspect_ratio: '16:9',
     seed: 7,
     callback_url: null,
+    generate_audio: true,
     ...fields,
   };
 }

@@ -42,6 +42,8 @@ export interface JobOptions {
   readonly seed?: number;
   /** Default null. */
   readonly callbackUrl?: string | null;
+  /** `generate_audio`; false unless given, so that renders are silent unless a test asks. */
+  readonly generateAudio?: boolean;
   /** Downloaded files, by path or in full. */
   readonly images?: readonly (string | JobAsset)[];
   readonly videos?: readonly (string | JobAsset)[];
@@ -85,6 +87,7 @@ export function makeJob(dir: string, options: JobOptions = {}): RenderJob {
     aspect_ratio: ratio,
     seed: options.seed ?? 42,
     callback_url: options.callbackUrl ?? null,
+    generate_audio: options.generateAudio ?? false,
   };
   const workDir = join(dir, `work-${jobCount}`);
   return {
@@ -138,9 +141,14 @@ export function renderContext(
 /**
  * Asserts what docs/decisions.md#result-videos promises of every result: H.264 yuv420p at the job's frame
  * size and 24 fps, the job's duration to a frame, faststart, and an AAC 48 kHz stereo track exactly when the
- * job has audio. Probes `job.outputPath` unless given its facts; returns them.
+ * job asks for sound or has an audio reference (`sound` says otherwise, for a model that made none). Probes
+ * `job.outputPath` unless given its facts; returns them.
  */
-export async function assertContractVideo(job: RenderJob, facts?: Mp4Facts): Promise<Mp4Facts> {
+export async function assertContractVideo(
+  job: RenderJob,
+  facts?: Mp4Facts,
+  sound = job.audios.length > 0 || job.params.generate_audio,
+): Promise<Mp4Facts> {
   const result = facts ?? (await mp4Facts(job.outputPath));
   const { video, audio } = result;
   assert.ok(video, 'has a video stream');
@@ -155,7 +163,7 @@ export async function assertContractVideo(job: RenderJob, facts?: Mp4Facts): Pro
     `duration ${result.duration} is within a frame of ${job.params.duration}`,
   );
   assert.ok(result.moovBeforeMdat, `moov before mdat: ${result.boxes.join(' ')}`);
-  assert.equal(audio !== undefined, job.audios.length > 0, 'audio stream iff an audio reference');
+  assert.equal(audio !== undefined, sound, sound ? 'an audio stream' : 'no audio stream');
   if (audio) {
     assert.equal(audio.codec, 'aac');
     assert.equal(audio.sampleRate, 48_000);

@@ -76,6 +76,10 @@ export class ArkEngine extends RemoteJobEngine<ArkResult> {
     return this.#options.api_key;
   }
 
+  protected override get modelSound(): boolean {
+    return this.#profile.audio;
+  }
+
   protected get pollIntervalMs(): number {
     return this.#options.poll_interval_ms ?? ARK_DEFAULT_POLL_INTERVAL_MS;
   }

@@ -23,7 +23,7 @@ export interface ArkModelProfile {
   readonly seed: boolean;
   /** `generate_audio`: 1.5 pro and the 2.x models make sound (mono). */
   readonly audio: boolean;
-  readonly inputs: EngineCapabilities;
+  readonly inputs: Omit<EngineCapabilities, 'audio'>;
   /** Each reference video or audio clip: at least and at most this many seconds; all of either kind together at most `totalSeconds`. */
   readonly referenceSeconds: { readonly min: number; readonly max: number; readonly total: number };
   /** 2.0 refuses reference audio without a reference image or video beside it. */
@@ -33,7 +33,7 @@ export interface ArkModelProfile {
 }
 
 const NO_REFERENCES = { referenceImages: 0, referenceVideos: 0, referenceAudios: 0 };
-const SEEDANCE_2_0_INPUTS: EngineCapabilities = {
+const SEEDANCE_2_0_INPUTS: Omit<EngineCapabilities, 'audio'> = {
   firstFrame: true,
   lastFrame: true,
   referenceImages: 9,
@@ -143,6 +143,11 @@ export function arkModelProfile(
  */
 export function arkCapabilities(options: ArkOptions): EngineCapabilities {
   const profile = arkModelProfile(options);
-  const inputs = options.unsupported_inputs === 'drop' ? ANY_INPUT : (profile?.inputs ?? ANY_INPUT);
+  const inputs =
+    options.unsupported_inputs === 'drop'
+      ? ANY_INPUT
+      : profile
+        ? { ...profile.inputs, audio: profile.audio }
+        : ANY_INPUT;
   return { ...inputs, webSearch: profile?.webSearch ?? true, assetIds: true };
 }

@@ -141,7 +141,7 @@ export async function arkCreateBody(
     duration: chooseDuration(job.params.duration, profile),
     ...(profile.seed ? { seed: job.params.seed % SEED_RANGE } : {}),
     watermark: settings.watermark,
-    ...(profile.audio ? { generate_audio: plan.audios.length > 0 } : {}),
+    ...(profile.audio ? { generate_audio: job.params.generate_audio } : {}),
     ...(job.params.return_last_frame ? { return_last_frame: true as const } : {}),
     ...(job.params.web_search && job.model.mode === 'text' && profile.webSearch
       ? { tools: [{ type: 'web_search' as const }] }

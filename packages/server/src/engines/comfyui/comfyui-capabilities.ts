@@ -27,5 +27,6 @@ export function comfyUiCapabilities(options: ComfyUiOptions, baseDir: string): E
     referenceImages: numbered + (used.has('last_image') ? 1 : 0),
     referenceVideos: 0,
     referenceAudios: 0,
+    audio: false,
   };
 }

@@ -30,6 +30,7 @@ export const PLACEHOLDERS: ReadonlySet<string> = new Set([
   'size_star',
   'quality',
   'aspect_ratio',
+  'generate_audio',
   'output',
   'work_dir',
   'image',
@@ -196,6 +197,7 @@ export function placeholderValues(job: RenderJob, format: GeneratorFormat): Plac
       params.aspect_ratio === 'adaptive'
         ? nearestAspectRatio(job.frame.width, job.frame.height)
         : params.aspect_ratio,
+    generate_audio: String(params.generate_audio),
     output: join(job.workDir, RAW_OUTPUT_NAME),
     work_dir: job.workDir,
     image: job.images[0]?.path,

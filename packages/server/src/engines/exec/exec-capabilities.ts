@@ -2,7 +2,8 @@
  * What an `exec` engine can hand its command: the inputs its command has placeholders for (`{image}` or
  * `{image_1}` a first frame, `{last_image}` or `{image_2}` a last frame, `{image_N}`, `{video_N}`, `{audio_N}`
  * that many references). A command that names no input takes none: the request's assets would be downloaded
- * and never given to the generator.
+ * and never given to the generator. A command with `{generate_audio}` (`true` or `false`) makes sound when
+ * asked, and its video's audio track is kept then; one without makes none.
  */
 import { ANY_INPUT, type EngineCapabilities, highestNumbered } from '../../domain/engine-capabilities.js';
 import { commandPlaceholders, parseCommand } from './command-template.js';
@@ -30,5 +31,6 @@ export function execCapabilities(options: ExecOptions): EngineCapabilities {
     referenceImages: images,
     referenceVideos: highestNumbered(used, 'video', 3),
     referenceAudios: highestNumbered(used, 'audio', 3),
+    audio: used.has('generate_audio'),
   };
 }

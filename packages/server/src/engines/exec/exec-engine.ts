@@ -25,6 +25,7 @@ import { jobVideoTarget } from '../job-video-target.js';
 import { abortReason } from '../until-aborted.js';
 import {
   type CommandTemplate,
+  commandPlaceholders,
   fillCommand,
   parseCommand,
   placeholderValues,
@@ -76,11 +77,14 @@ export class ExecEngine implements Engine {
   readonly #timeoutMs: number | undefined;
   readonly #ffmpegPath: string | undefined;
   readonly #generator: GeneratorOptions;
+  /** The command takes `{generate_audio}`: its video's sound is kept when the job asks for sound. */
+  readonly #makesSound: boolean;
 
   constructor(name: string, options: ExecOptions, context: EngineContext) {
     this.#name = name;
     this.#label = `exec engine "${name}"`;
     this.#template = parseCommand(options.command, this.#label);
+    this.#makesSound = commandPlaceholders(this.#template).has('generate_audio');
     this.#cwd = resolve(context.baseDir, options.cwd ?? '.');
     // Python block-buffers a piped stdout, which would hold back printed progress until the end.
     this.#env = { PYTHONUNBUFFERED: '1', ...process.env, ...options.env };
@@ -134,7 +138,7 @@ export class ExecEngine implements Engine {
     if (exit.code !== 0) throw this.#failure(exit);
     const raw = await this.#findOutput(job, startedAt);
     context.onProgress(RUN_SHARE);
-    await conformVideo(raw, job.outputPath, jobVideoTarget(job), {
+    await conformVideo(raw, job.outputPath, jobVideoTarget(job, this.#makesSound), {
       signal,
       label: this.#label,
       ffmpegPath: this.#ffmpegPath,

@@ -12,5 +12,7 @@ export function geminiCapabilities(options: GeminiOptions): EngineCapabilities {
     referenceImages: veo.referenceImages,
     referenceVideos: 0,
     referenceAudios: 0,
+    // Veo 3.x always makes sound (the Gemini API refuses `generateAudio`): false has it removed in conforming.
+    audio: veo.generation !== '2.0',
   };
 }

@@ -37,6 +37,10 @@ export class GeminiEngine extends RemoteJobEngine<string> {
     return this.#options.api_key;
   }
 
+  protected override get modelSound(): boolean {
+    return this.#veo.generation !== '2.0';
+  }
+
   protected get pollIntervalMs(): number {
     return this.#options.poll_interval_ms ?? GEMINI_POLL_INTERVAL_MS;
   }

@@ -7,16 +7,18 @@
  *   {{aspect_ratio}} {{resolution}} (480p, 720p, 1080p)
  *   {{image}} = {{image_1}} … {{image_9}}  {{last_image}} (the second of exactly two images)  {{images}} (all)
  *   {{video_1}} … {{video_3}}  {{videos}}  {{audio_1}} … {{audio_3}}  {{audios}}
+ *   {{generate_audio}} (true or false: whether the model is to make sound)
  *
  * A string that is exactly one placeholder takes the value's own type (a number for `{{seed}}`, a list for
  * `{{images}}`); `{{name|text}}` makes it text (`"5"` for a model that takes the duration as a string); inside
  * longer text a placeholder is replaced by its text. A property or list item that is exactly one placeholder
  * the job has no value for is left out, so optional inputs (`end_image_url: "{{last_image}}"`) go only when the
- * job has them. Which placeholders a template uses also says which inputs the engine can take.
+ * job has them. Which placeholders a template uses also says which inputs the engine can take, and whether its
+ * model makes sound: a template without `{{generate_audio}}` makes none (any track the model makes is removed).
  */
 import type { EngineCapabilities } from '../../domain/engine-capabilities.js';
 
-export type TemplateValue = string | number | readonly string[];
+export type TemplateValue = string | number | boolean | readonly string[];
 export type TemplateValues = ReadonlyMap<string, TemplateValue>;
 
 const NUMBERED = (prefix: string, count: number) =>
@@ -33,6 +35,7 @@ export const TEMPLATE_PLACEHOLDERS: ReadonlySet<string> = new Set([
   'size',
   'aspect_ratio',
   'resolution',
+  'generate_audio',
   'image',
   'last_image',
   'images',
@@ -124,6 +127,7 @@ export class InputTemplate {
       referenceImages: images,
       referenceVideos: most('videos', 'video', 3),
       referenceAudios: most('audios', 'audio', 3),
+      audio: uses('generate_audio'),
     };
   }
 }

@@ -80,6 +80,15 @@ export abstract class RemoteJobEngine<R> implements Engine {
   /** Cancels a job from its handle alone: best effort, within its own short time limit; never rejects. */
   protected abstract cancelUpstream(job: UpstreamHandle): Promise<void>;
 
+  /**
+   * Whether the engine's model makes a soundtrack of its own when the job asks (`generate_audio`), which
+   * conforming then keeps: its capabilities' `audio`. An engine whose model makes none has its tracks removed
+   * unless the request had an audio reference.
+   */
+  protected get modelSound(): boolean {
+    return false;
+  }
+
   /** Whether the upstream can take work now (ports/engine.ts `check`). */
   protected abstract checkUpstream(signal: AbortSignal): Promise<void>;
 
@@ -174,7 +183,7 @@ export abstract class RemoteJobEngine<R> implements Engine {
       const raw = join(job.workDir, 'upstream-video');
       await steps.download(result, raw);
       progress(DOWNLOADED);
-      await conformVideo(raw, job.outputPath, jobVideoTarget(job), {
+      await conformVideo(raw, job.outputPath, jobVideoTarget(job, this.modelSound), {
         signal,
         label: this.label,
         ffmpegPath: this.context.ffmpegPath,

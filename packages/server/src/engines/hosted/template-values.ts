@@ -60,7 +60,7 @@ export function templateValues(job: RenderJob, urls: AssetUrls, mapping: Templat
   const size = chooseSize(job.frame, mapping.sizes);
   const [width, height] = size.split('x').map(Number) as [number, number];
   const duration = chooseSeconds(job.params.duration, mapping.durations);
-  const values = new Map<string, string | number | readonly string[]>([
+  const values = new Map<string, string | number | boolean | readonly string[]>([
     ['prompt', job.params.prompt],
     ['seed', job.params.seed],
     ['duration', duration],
@@ -71,6 +71,7 @@ export function templateValues(job: RenderJob, urls: AssetUrls, mapping: Templat
     ['size', size],
     ['aspect_ratio', nearestRatio(job.frame.width, job.frame.height, mapping.aspect_ratios)],
     ['resolution', nearestResolution(job.params.quality, mapping.resolutions)],
+    ['generate_audio', job.params.generate_audio],
   ]);
   const lists = [
     ['image', 'images', urls.images],

@@ -60,6 +60,10 @@ export class OpenAiEngine extends RemoteJobEngine<string> {
     return this.#options.api_key;
   }
 
+  protected override get modelSound(): boolean {
+    return this.#dialect.inputs.audio;
+  }
+
   protected get pollIntervalMs(): number {
     return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
   }

@@ -69,6 +69,7 @@ export const INPUT_REFERENCE_ONLY: EngineCapabilities = {
   referenceImages: 1,
   referenceVideos: 0,
   referenceAudios: 0,
+  audio: false,
 };
 
 /** A JSON body. */

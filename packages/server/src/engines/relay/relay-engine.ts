@@ -38,6 +38,10 @@ export class RelayEngine extends RemoteJobEngine<string> {
     return this.#options.api_key;
   }
 
+  protected override get modelSound(): boolean {
+    return true;
+  }
+
   protected get pollIntervalMs(): number {
     return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
   }

@@ -1,6 +1,8 @@
 /**
  * The body of the `POST /v1/videos/generations` a relay engine sends: the task's own parameters, asset URLs
  * the other server can read, and no `callback_url` (this service polls, and its client's callback is its own).
+ * `generate_audio` goes only when false: left out, the other server makes sound where its engines can (and a
+ * server from before the field takes the request too).
  */
 import {
   ASPECT_RATIOS,
@@ -22,6 +24,7 @@ export interface RelayCreateBody {
   image_urls?: string[];
   video_urls?: string[];
   audio_urls?: string[];
+  generate_audio?: false;
 }
 
 const FIXED_RATIOS = ASPECT_RATIOS.filter((r): r is FixedAspectRatio => r !== 'adaptive');
@@ -59,6 +62,7 @@ export async function relayCreateBody(job: RenderJob, model: string | undefined)
     quality: params.quality,
     aspect_ratio: frameRatio(job),
     seed: params.seed,
+    ...(params.generate_audio ? {} : { generate_audio: false as const }),
   };
   const fields: [AssetField, readonly LocalAsset[]][] = [
     ['image_urls', job.images],

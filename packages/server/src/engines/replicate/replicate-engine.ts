@@ -95,6 +95,10 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
     return this.#options.api_key;
   }
 
+  protected override get modelSound(): boolean {
+    return this.#template.capabilities().audio;
+  }
+
   protected get pollIntervalMs(): number {
     return this.#options.poll_interval_ms ?? DEFAULT_POLL_INTERVAL_MS;
   }

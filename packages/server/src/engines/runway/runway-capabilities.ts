@@ -14,6 +14,7 @@ export function modelCapabilities(model: RunwayModel): EngineCapabilities {
     referenceImages: model.references.images,
     referenceVideos: model.references.videos,
     referenceAudios: model.references.audios,
+    audio: model.takesAudio,
   };
 }
 

@@ -14,6 +14,7 @@ import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hos
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { RUNWAY_MODELS } from './runway-models.js';
 import { RUNWAY_API_VERSION, RUNWAY_BASE_URL, type RunwayOptions } from './runway-options.js';
 import { runwayCreateRequest } from './runway-request.js';
 import { createdTaskId, runwayTaskStatus } from './runway-task.js';
@@ -34,6 +35,10 @@ export class RunwayEngine extends RemoteJobEngine<string> {
 
   protected get secret(): string {
     return this.#options.api_key;
+  }
+
+  protected override get modelSound(): boolean {
+    return RUNWAY_MODELS[this.#options.model].takesAudio;
   }
 
   protected get pollIntervalMs(): number {

@@ -121,8 +121,8 @@ export async function runwayCreateRequest(
     promptText: job.params.prompt,
     duration: chooseSeconds(job.params.duration, model.durations),
     ...(model.takesSeed ? { seed: job.params.seed } : {}),
-    // Sound costs more, and the result keeps it only when the job has an audio reference.
-    ...(model.takesAudio ? { audio: audios.length > 0 } : {}),
+    // Runway's default is to make sound, which costs more: sent either way.
+    ...(model.takesAudio ? { audio: job.params.generate_audio } : {}),
   };
 
   const [first, last] = frames;

@@ -24,7 +24,8 @@ export const openAiDialect: VideoServerDialect = {
   server: 'openai',
   title: 'OpenAI',
   // `input_reference` is the one image OpenAI's create takes (CreateVideoMultipartBody); nothing else is an input.
-  inputs: INPUT_REFERENCE_ONLY,
+  // Sora 2 always makes sound (no parameter turns it off): a task with generate_audio false has it removed.
+  inputs: { ...INPUT_REFERENCE_ONLY, audio: true },
   defaultSizes: (model) => (model.startsWith('sora-2-pro') ? SORA_2_PRO_SIZES : SORA_2_SIZES),
   defaultSeconds: [4, 8, 12],
   optionsProblem(options: OpenAiOptions): string | undefined {
