@@ -129,36 +129,6 @@ after(async () => {
 });
 
 describe('replicate engine: rendering', () => {
-  it("passes generate_audio through {{generate_audio}} and keeps the model's track; without it, none", async () => {
-    const sd2 = {
-      model: 'bytedance/seedance-2.0-fast',
-      input: {
-        prompt: '{{prompt}}',
-        duration: '{{duration}}',
-        resolution: '{{resolution}}',
-        aspect_ratio: '{{aspect_ratio}}',
-        generate_audio: '{{generate_audio}}',
-      },
-      durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-      resolutions: ['480p', '720p'],
-      aspect_ratios: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'],
-    };
-    const loud = replicateJob({ prompt: 'a drum circle on a beach', quality: '480p', generateAudio: true });
-    const quiet = replicateJob({ prompt: 'a silent snowfall', quality: '480p', generateAudio: false });
-    for (const job of [loud, quiet]) await engine(sd2).render(job, renderContext());
-    assert.equal(createdInput(loud.params.prompt).generate_audio, true);
-    assert.equal(createdInput(quiet.params.prompt).generate_audio, false);
-    assert.ok((await assertContractVideo(loud)).audio, "the model's soundtrack survives conforming");
-    assert.equal((await assertContractVideo(quiet)).audio, undefined);
-    assert.equal(capabilitiesOf({ type: 'replicate', api_key: KEY, ...sd2 }).audio, true);
-
-    // The fake, as Replicate, refuses a generate_audio that is not a boolean.
-    const textual = replicateJob({ prompt: 'a drum circle, as text', quality: '480p', generateAudio: true });
-    const wrong = { ...sd2, input: { ...sd2.input, generate_audio: '{{generate_audio|text}}' } };
-    const failure = await taskFailure(engine(wrong).render(textual, renderContext()));
-    assert.match(failure.message, /generate_audio/);
-  });
-
   it('renders every mode, conformed exactly, from the input the template maps each job to', async () => {
     const text = replicateJob({ prompt: 'a red kite over green hills', quality: '480p', ratio: '16:9' });
     const firstFrame = replicateJob({
@@ -710,5 +680,40 @@ describe('the Replicate fake refuses what Replicate refuses', () => {
     assert.deepEqual(await response.json(), {
       detail: 'Request was throttled. Your rate limit resets in ~30s.',
     });
+  });
+});
+
+describe('replicate engine: sound', () => {
+  it("passes generate_audio through {{generate_audio}} and keeps the model's track; without it, none", async () => {
+    const sd2 = {
+      model: 'bytedance/seedance-2.0-fast',
+      input: {
+        prompt: '{{prompt}}',
+        duration: '{{duration}}',
+        resolution: '{{resolution}}',
+        aspect_ratio: '{{aspect_ratio}}',
+        generate_audio: '{{generate_audio}}',
+      },
+      durations: [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+      resolutions: ['480p', '720p'],
+      aspect_ratios: ['16:9', '4:3', '1:1', '3:4', '9:16', '21:9'],
+    };
+    const loud = replicateJob({ prompt: 'a drum circle on a beach', quality: '480p', generateAudio: true });
+    const quiet = replicateJob({ prompt: 'a silent snowfall', quality: '480p', generateAudio: false });
+    for (const job of [loud, quiet]) await engine(sd2).render(job, renderContext());
+    const sent = (prompt: string) =>
+      fake.creates.find((c) => (c.body.input as { prompt?: unknown } | undefined)?.prompt === prompt)?.body
+        .input as Record<string, unknown> | undefined;
+    assert.equal(sent(loud.params.prompt)?.generate_audio, true);
+    assert.equal(sent(quiet.params.prompt)?.generate_audio, false);
+    assert.ok((await assertContractVideo(loud)).audio, "the model's soundtrack survives conforming");
+    assert.equal((await assertContractVideo(quiet)).audio, undefined);
+    assert.equal(capabilitiesOf({ type: 'replicate', api_key: KEY, ...sd2 }).audio, true);
+
+    // The fake, as Replicate, refuses a generate_audio that is not a boolean.
+    const textual = replicateJob({ prompt: 'a drum circle, as text', quality: '480p', generateAudio: true });
+    const wrong = { ...sd2, input: { ...sd2.input, generate_audio: '{{generate_audio|text}}' } };
+    const failure = await taskFailure(engine(wrong).render(textual, renderContext()));
+    assert.match(failure.message, /generate_audio/);
   });
 });
