@@ -12,6 +12,8 @@
  * model's.
  * Run with `npm run bench:render`. `BENCH_RENDER_RUNS` sets the runs per row, median taken (default 3);
  * `BENCH_RENDER_CASES` picks rows by name, comma-separated (e.g. `text-1080p-standard,reference-480p-fast`).
+ * Text and image rows make the engine's own soundtrack (`generate_audio`, on by default); `BENCH_RENDER_SOUND=0`
+ * renders them silent, as before the engine had one.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -22,12 +24,14 @@ import type { ModelId } from '../src/domain/models.js';
 import { FrameEncoder } from '../src/engines/local/frame-encoder.js';
 import { LocalEngine } from '../src/engines/local/local-engine.js';
 import { createScene, encoderPreset, sceneSettings } from '../src/engines/local/local-render.js';
+import { writeSoundtrack } from '../src/engines/local/soundtrack.js';
 import { ffmpegPath } from '../src/media/ffmpeg-paths.js';
 import { type LocalAsset, OUTPUT_FPS, type RenderJob } from '../src/ports/engine.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from '../test/helpers/media-fixtures.js';
 
 const runs = Number(process.env.BENCH_RENDER_RUNS ?? 3);
 const only = process.env.BENCH_RENDER_CASES?.split(',').map((name) => name.trim());
+const sound = process.env.BENCH_RENDER_SOUND !== '0';
 const DURATION = 5;
 /** The cores a render's CPU time can spread over, ffmpeg's threads and this process's together. */
 const cores = availableParallelism();
@@ -105,8 +109,17 @@ async function ownFrames(job: RenderJob, signal: AbortSignal): Promise<Buffer[]>
   }
 }
 
-/** The floor: `frames` encoded as the render encodes its own (local-render.ts), soundtrack included. */
-async function encodeOnly(frames: readonly Buffer[], job: RenderJob, dir: string): Promise<void> {
+/**
+ * The floor: `frames` encoded as the render encodes its own (local-render.ts), soundtrack included (the
+ * engine's own written before timing: synthesising it is the render's cost beyond the floor).
+ */
+async function encodeOnly(
+  frames: readonly Buffer[],
+  job: RenderJob,
+  dir: string,
+  soundtrack: string | undefined,
+): Promise<void> {
+  const reference = job.audios[0]?.path;
   const encoder = new FrameEncoder({
     ffmpegPath: ffmpegPath(),
     outputPath: join(dir, 'floor.mp4'),
@@ -115,7 +128,11 @@ async function encodeOnly(frames: readonly Buffer[], job: RenderJob, dir: string
     fps: job.fps,
     frameCount: frames.length,
     preset: encoderPreset(job),
-    audioPath: job.audios[0]?.path,
+    ...(reference
+      ? { audio: { path: reference, generated: false } }
+      : soundtrack
+        ? { audio: { path: soundtrack, generated: true } }
+        : {}),
   });
   for (const pixels of frames) await encoder.write(pixels);
   await encoder.finish();
@@ -167,6 +184,7 @@ function jobFor(row: Case, inputs: Inputs, dir: string): RenderJob {
     quality: row.quality,
     aspect_ratio: '16:9',
     seed: 7,
+    generate_audio: sound,
     ...(inputs.images.length > 0 ? { image_urls: inputs.images.map((a) => a.url) } : {}),
     ...(inputs.videos.length > 0 ? { video_urls: inputs.videos.map((a) => a.url) } : {}),
     ...(inputs.audios.length > 0 ? { audio_urls: inputs.audios.map((a) => a.url) } : {}),
@@ -207,10 +225,15 @@ async function main(): Promise<void> {
     for (const row of cases) {
       const job = jobFor(row, inputs[row.mode], dir);
       const frames = await ownFrames(job, new AbortController().signal);
+      const soundtrack =
+        job.params.generate_audio && job.audios.length === 0 ? join(dir, 'soundtrack.wav') : undefined;
+      if (soundtrack) {
+        await writeSoundtrack(soundtrack, job.params.prompt, job.params.seed, frames.length / job.fps);
+      }
       const floors: Cost[] = [];
       const renders: Cost[] = [];
       for (let i = 0; i < runs; i++) {
-        floors.push(await once(() => encodeOnly(frames, job, dir)));
+        floors.push(await once(() => encodeOnly(frames, job, dir, soundtrack)));
         renders.push(await once(() => render(job)));
       }
       frames.length = 0;
@@ -224,7 +247,7 @@ async function main(): Promise<void> {
           row.name,
           fmt(cost.wallMs),
           fmt(cost.cpuMs),
-          `\`${encoderPreset(job)}\` from ${size(sceneSettings(job).frame)}${job.audios.length > 0 ? ', soundtrack' : ''}`,
+          `\`${encoderPreset(job)}\` from ${size(sceneSettings(job).frame)}${job.audios.length > 0 ? ', soundtrack' : soundtrack ? ', own soundtrack' : ''}`,
           fmt(floor.wallMs),
           fmt(floor.cpuMs),
           (cost.wallMs / floor.wallMs).toFixed(2),

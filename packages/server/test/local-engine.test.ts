@@ -20,6 +20,7 @@ import {
 import {
   audioSeconds,
   colourDistance,
+  decodedAudio,
   frameMeanColour,
   fullFrame,
   integratedLoudness,
@@ -182,6 +183,29 @@ describe('local engine', () => {
     assert.ok(!a.equals(c), 'another seed, another video');
     assert.ok(!a.includes('x264'), 'no encoder version string in the file');
     assert.ok(!a.includes('Lavf'), 'no muxer version string in the file');
+  });
+
+  it('makes its own soundtrack when asked: AAC the length of the video, the same for the same prompt and seed', async () => {
+    const job = (seed: number, prompt = 'a brass band marching through autumn leaves') =>
+      makeJob(dir, { prompt, seed, duration: 3, generateAudio: true });
+    const [first, again, otherSeed, otherPrompt] = [job(7), job(7), job(8), job(7, 'rain on a tin roof')];
+    const silent = makeJob(dir, { seed: 7, duration: 3, generateAudio: false });
+    for (const one of [first, again, otherSeed, otherPrompt, silent])
+      await engine.render(one, renderContext());
+    const facts = await assertContractVideo(first);
+    assert.ok(facts.audio, 'an audio stream');
+    const seconds = await audioSeconds(first.outputPath);
+    assert.ok(Math.abs(seconds - first.params.duration) < 0.05, `audio lasts ${seconds} s`);
+    const [a, b] = await Promise.all([first, again].map((one) => readFile(one.outputPath)));
+    assert.ok(a && b && a.equals(b), 'same prompt and seed, same bytes (sound included)');
+    const sound = await Promise.all(
+      [first, otherSeed, otherPrompt].map((one) => decodedAudio(one.outputPath)),
+    );
+    assert.ok(!sound[0]?.equals(sound[1] as Buffer), 'another seed, another soundtrack');
+    assert.ok(!sound[0]?.equals(sound[2] as Buffer), 'another prompt, another soundtrack');
+    const level = await integratedLoudness(first.outputPath);
+    assert.ok(level > -40 && level < -6, `the soundtrack is audible, not loud: ${level} LUFS`);
+    await assertContractVideo(silent);
   });
 
   it('text mode takes its colours from the colour words, and another prompt gives another video', async () => {
@@ -365,6 +389,23 @@ describe('local engine', () => {
       colourDistance(end, await imageMeanColour(fixtures.red)) < RESEMBLES,
       `image 1 ends it: ${end}`,
     );
+  });
+
+  it('keeps an audio reference as the soundtrack whether or not sound is asked for', async () => {
+    const job = (generateAudio: boolean) =>
+      makeJob(dir, {
+        model: 'videogen-2.0-fast-reference-to-video',
+        images: [fixtures.red],
+        audios: [fixtures.audio],
+        duration: 2,
+        generateAudio,
+      });
+    const asked = job(true);
+    const notAsked = job(false);
+    for (const one of [asked, notAsked]) await engine.render(one, renderContext());
+    const [a, b] = await Promise.all([asked, notAsked].map((one) => readFile(one.outputPath)));
+    assert.ok(a && b && a.equals(b), "the same video: the reference is the soundtrack, not the engine's own");
+    await assertContractVideo(asked);
   });
 
   it('reference mode normalises the soundtrack to the target loudness', async () => {

@@ -166,6 +166,31 @@ export async function frameMeanColour(path: string, index: number): Promise<Rgb>
   return meanColour(await framePixels(path, index), 3);
 }
 
+/** The file's first audio stream decoded, as 8 kHz mono 16-bit samples. */
+export async function decodedAudio(path: string): Promise<Buffer> {
+  const { stdout } = await run(
+    ffmpegPath(),
+    [
+      '-v',
+      'error',
+      '-nostdin',
+      '-i',
+      path,
+      '-map',
+      '0:a:0',
+      '-ac',
+      '1',
+      '-ar',
+      '8000',
+      '-f',
+      's16le',
+      'pipe:1',
+    ],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
 /** Seconds of audio in the file's first audio stream, counted from decoded samples. */
 export async function audioSeconds(path: string): Promise<number> {
   const rate = 8000;

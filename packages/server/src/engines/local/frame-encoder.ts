@@ -1,7 +1,8 @@
 /**
  * Encodes raw RGBA frames written to ffmpeg's stdin into the result MP4 (docs/decisions.md#result-videos):
- * H.264 yuv420p, moov first, optional AAC soundtrack looped or trimmed to the video, loudness-normalised and
- * faded out at the end.
+ * H.264 yuv420p, moov first, optional AAC soundtrack: an audio reference looped or trimmed to the video,
+ * loudness-normalised and faded out at the end, or the engine's own (soundtrack.ts), already the video's length
+ * and level.
  */
 import type { Writable } from 'node:stream';
 import { TaskFailure } from '../../domain/errors.js';
@@ -20,8 +21,8 @@ export interface FrameEncoderOptions {
   readonly fps: number;
   readonly frameCount: number;
   readonly preset: EncoderPreset;
-  /** An audio file to use as the soundtrack. */
-  readonly audioPath?: string;
+  /** The soundtrack: an audio reference, or the engine's own WAV (`generated`), made to fit already. */
+  readonly audio?: { readonly path: string; readonly generated: boolean };
 }
 
 /** x264 threads: fixed, so the bitstream does not depend on the machine's core count. */
@@ -38,7 +39,7 @@ function seconds(value: number): string {
 }
 
 export function encoderArgs(options: FrameEncoderOptions): string[] {
-  const { input, output, fps, frameCount, preset, audioPath } = options;
+  const { input, output, fps, frameCount, preset, audio } = options;
   const duration = frameCount / fps;
   const args = ['-hide_banner', '-loglevel', 'error', '-nostats', '-y'];
   args.push(
@@ -52,9 +53,8 @@ export function encoderArgs(options: FrameEncoderOptions): string[] {
     String(fps),
   );
   args.push('-i', 'pipe:0');
-  if (audioPath) {
-    args.push('-stream_loop', '-1', '-t', seconds(duration), '-i', audioPath);
-  }
+  if (audio?.generated) args.push('-i', audio.path);
+  else if (audio) args.push('-stream_loop', '-1', '-t', seconds(duration), '-i', audio.path);
   const resize =
     input.width === output.width && input.height === output.height
       ? ''
@@ -93,7 +93,9 @@ export function encoderArgs(options: FrameEncoderOptions): string[] {
   );
   // No -frames:v: the video ends when stdin does, and a frame limit would also cut the audio short at
   // whatever point it had reached (timing-dependent, so not even deterministic).
-  if (audioPath) {
+  if (audio?.generated) {
+    args.push('-map', '1:a:0', '-af', 'aformat=sample_fmts=fltp', '-c:a', 'aac', '-b:a', '128k');
+  } else if (audio) {
     const fade = Math.min(MAX_FADE_OUT_SECONDS, duration / 4);
     args.push(
       '-map',

@@ -5,19 +5,23 @@
  * engines, an idle server) does not need.
  */
 import { mkdir, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { probe } from '../../media/probe.js';
 import type { LocalAsset, RenderContext, RenderJob } from '../../ports/engine.js';
 import { abortReason, untilAborted } from '../until-aborted.js';
-import { type EncoderPreset, FrameEncoder } from './frame-encoder.js';
+import { type EncoderPreset, FrameEncoder, type FrameEncoderOptions } from './frame-encoder.js';
 import { ImageScene } from './image-scene.js';
 import { ReferenceScene } from './reference-scene.js';
 import { type Scene, type SceneSettings, sceneFrame } from './scene.js';
+import { writeSoundtrack } from './soundtrack.js';
 import { assetLabel } from './still-image.js';
 import { TextScene } from './text-scene.js';
 
 const PROGRESS_INTERVAL_MS = 250;
+/** The engine's own soundtrack, in the job's work directory. */
+const SOUNDTRACK_FILE = 'soundtrack.wav';
+
 async function checkSoundtrack(asset: LocalAsset, signal: AbortSignal): Promise<void> {
   let hasAudio: boolean;
   try {
@@ -70,6 +74,18 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
       mkdir(dirname(job.outputPath), { recursive: true }),
     ]);
     const soundtrack = job.audios[0];
+    // Without an audio reference, the engine makes its own soundtrack when asked; it is written before ffmpeg
+    // starts, which reads it at once.
+    let audio: FrameEncoderOptions['audio'] = soundtrack && { path: soundtrack.path, generated: false };
+    if (!soundtrack && job.params.generate_audio) {
+      audio = { path: join(job.workDir, SOUNDTRACK_FILE), generated: true };
+      await writeSoundtrack(
+        audio.path,
+        job.params.prompt,
+        job.params.seed,
+        settings.frameCount / settings.fps,
+      );
+    }
     // ffmpeg starts (tens of milliseconds before it takes a frame) while the soundtrack is checked and the
     // scene loads; no frame is written before both are done, so a bad soundtrack fails as `invalid_asset`
     // whatever ffmpeg made of it meanwhile.
@@ -81,7 +97,7 @@ export async function renderLocal(job: RenderJob, context: RenderContext, ffmpeg
       fps: settings.fps,
       frameCount: settings.frameCount,
       preset: encoderPreset(job),
-      audioPath: soundtrack?.path,
+      ...(audio && { audio }),
     });
     // Both settle before anything else, so that a scene loaded after the check failed is closed too.
     const [checked, loading] = await Promise.allSettled([
