@@ -63,6 +63,8 @@ function requestControls() {
     quality: h('select', { name: 'quality' }),
     aspectRatio: h('select', { name: 'aspect_ratio' }),
     seed: h('input', { type: 'number', name: 'seed', step: '1', inputmode: 'numeric' }),
+    sound: h('input', { type: 'checkbox', name: 'generate_audio', id: uid('sound'), checked: true }),
+    soundHint: h('p', { class: 'hint' }),
     callbackUrl: h('input', {
       type: 'url',
       name: 'callback_url',
@@ -224,7 +226,7 @@ function uploader() {
  * @param {(file: File) => string} urlOf
  */
 function requestBody(model, controls, uploads, urlOf) {
-  const { prompt, duration, quality, aspectRatio, seed, callbackUrl } = controls;
+  const { prompt, duration, quality, aspectRatio, seed, sound, callbackUrl } = controls;
   /** @type {Record<string, unknown> & { image_urls?: string[], video_urls?: string[], audio_urls?: string[] }} */
   const request = { model: model.id, prompt: prompt.value.trim() };
   for (const upload of uploads) {
@@ -236,6 +238,8 @@ function requestBody(model, controls, uploads, urlOf) {
   if (quality.value) request.quality = quality.value;
   if (aspectRatio.value) request.aspect_ratio = aspectRatio.value;
   if (seed.value !== '') request.seed = Number(seed.value);
+  // Left out, the server gives sound where the model's engines make it: only an unticked box is sent.
+  if (!sound.checked && model.generate_audio) request.generate_audio = false;
   if (callbackUrl.value.trim()) request.callback_url = callbackUrl.value.trim();
   return request;
 }
@@ -278,6 +282,21 @@ function applyLimits(controls, model, { modeChanged }) {
   // A new mode starts from the server's default ratio; another model of the same mode keeps the one chosen.
   if (modeChanged) aspectRatio.value = '';
   offer(aspectRatio, model.aspect_ratios);
+  applySound(controls, model);
+}
+
+/**
+ * The sound box for `model`: ticked and free where its engines make sound, unticked and disabled where not.
+ * @param {Controls} controls
+ * @param {Model} model
+ */
+function applySound({ sound, soundHint }, model) {
+  if (!model.generate_audio) sound.checked = false;
+  else if (sound.disabled) sound.checked = true;
+  sound.disabled = !model.generate_audio;
+  soundHint.textContent = model.generate_audio
+    ? 'The model makes a soundtrack of its own; an audio file, when given, is the soundtrack either way.'
+    : 'The engines of this model make no sound; an audio file, when given, is the soundtrack.';
 }
 
 /**
@@ -403,7 +422,8 @@ function playgroundForm(form, { models, query, signal, errors, curlCode, run }) 
  * @param {HTMLButtonElement} submit
  */
 function formLayout(controls, picker, uploadsSlot, submit) {
-  const { prompt, duration, durationChoices, quality, aspectRatio, seed, callbackUrl } = controls;
+  const { prompt, duration, durationChoices, quality, aspectRatio, seed, sound, soundHint, callbackUrl } =
+    controls;
   return [
     picker.modes,
     field('Prompt', prompt, 'Name your files as “image 1”, “video 1”, “audio 1” in the order chosen.'),
@@ -418,6 +438,7 @@ function formLayout(controls, picker, uploadsSlot, submit) {
     durationChoices,
     picker.note,
     uploadsSlot,
+    h('div', { class: 'field checkbox' }, sound, h('label', { for: sound.id }, 'Sound'), soundHint),
     h(
       'details',
       { class: 'more-options' },
