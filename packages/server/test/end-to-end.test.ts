@@ -77,7 +77,7 @@ describe('every model renders a video matching the request', () => {
     audio: boolean;
   }[] = [
     {
-      name: 'text-to-video, 480p 16:9, 4 s',
+      name: "text-to-video, 480p 16:9, 4 s, with the engine's own soundtrack (generate_audio by default)",
       body: () => ({
         model: 'videogen-2.0-text-to-video',
         prompt: 'a yellow sun over a calm sea',
@@ -85,16 +85,17 @@ describe('every model renders a video matching the request', () => {
         duration: 4,
       }),
       size: [854, 480],
-      audio: false,
+      audio: true,
     },
     {
-      name: 'fast text-to-video, 480p 9:16, 5 s',
+      name: 'fast text-to-video, 480p 9:16, 5 s, silent (generate_audio false)',
       body: () => ({
         model: 'videogen-2.0-fast-text-to-video',
         prompt: 'green rain',
         quality: '480p',
         aspect_ratio: '9:16',
         duration: 5,
+        generate_audio: false,
       }),
       size: [480, 854],
       audio: false,
@@ -109,7 +110,7 @@ describe('every model renders a video matching the request', () => {
         duration: 4,
       }),
       size: [480, 480],
-      audio: false,
+      audio: true,
     },
     {
       name: 'fast image-to-video, first and last frame, 4:3',
@@ -120,6 +121,7 @@ describe('every model renders a video matching the request', () => {
         quality: '480p',
         aspect_ratio: '4:3',
         duration: 4,
+        generate_audio: false,
       }),
       size: [640, 480],
       audio: false,
@@ -188,6 +190,7 @@ describe('every model renders a video matching the request', () => {
         `duration ${facts.duration}`,
       );
       assert.equal(facts.audio !== undefined, testCase.audio, 'audio stream presence');
+      assert.equal(task.generate_audio, body.generate_audio ?? true, 'generate_audio echoed');
       assert.ok(facts.moovBeforeMdat);
     });
   }

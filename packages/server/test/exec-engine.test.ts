@@ -153,6 +153,27 @@ describe('exec engine: a successful run', () => {
     assert.ok(progress.slice(0, -1).every((p) => p <= 0.95));
   });
 
+  it('passes {generate_audio} to the command and keeps its track; removes what a command without it makes', async () => {
+    const record = join(dir, 'argv-sound.json');
+    const asking = engine(wanCommand('--sound', '{generate_audio}', '--save_file', '{output}'), {
+      FAKE_RECORD: record,
+    });
+    const loud = execJob({ generateAudio: true });
+    await asking.render(loud, renderContext());
+    assert.deepEqual((await readRecord(record)).argv.slice(-4, -2), ['--sound', 'true']);
+    assert.ok((await assertContractVideo(loud)).audio, "the command's sound, converted to AAC 48 kHz stereo");
+    const quiet = execJob({ generateAudio: false });
+    await asking.render(quiet, renderContext());
+    assert.deepEqual((await readRecord(record)).argv.slice(-4, -2), ['--sound', 'false']);
+    await assertContractVideo(quiet);
+
+    // A command that always makes sound but takes no {generate_audio}: its route makes none, so the track goes.
+    const always = engine(wanCommand('--sound', 'true', '--save_file', '{output}'));
+    const silent = execJob({ generateAudio: false });
+    await always.render(silent, renderContext());
+    assert.equal((await assertContractVideo(silent)).audio, undefined);
+  });
+
   it('leaves out a group whose placeholder has no value, and keeps both image groups with two images', async () => {
     const record = join(dir, 'argv-2.json');
     const command = wanCommand('--save_file', '{output}');

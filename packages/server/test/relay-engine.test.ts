@@ -205,6 +205,7 @@ describe('relay engine', () => {
       quality: '480p',
       aspect_ratio: '16:9',
       seed: 7,
+      generate_audio: false,
     });
 
     const [taskId, ...others] = polledTaskIds(before);
@@ -215,10 +216,20 @@ describe('relay engine', () => {
     assert.equal(task.status, 'completed');
     assert.equal(task.model, 'videogen-2.0-fast-text-to-video');
     assert.equal(task.seed, 7);
+    assert.equal(task.generate_audio, false);
 
     const download = resultsProxy.seen.find((s) => s.path.startsWith(`/v1/results/${taskId}.mp4?`));
     assert.ok(download, 'the result was fetched from the link the upstream gave');
     assert.equal(download.headers.authorization, undefined, 'no key is sent with the result link');
+  });
+
+  it('leaves generate_audio true out, and keeps the soundtrack the other server made', async () => {
+    const job = relayJob({ prompt: 'a marching band crossing a bridge', generateAudio: true });
+    await engine().render(job, renderContext());
+    const sent = JSON.parse(createRequestOf(job).body) as Record<string, unknown>;
+    assert.equal('generate_audio' in sent, false, 'left to the other server, which makes sound where it can');
+    const facts = await assertContractVideo(job);
+    assert.ok(facts.audio, "the other server's local engine made a soundtrack, and it was kept");
   });
 
   it('sends a local-only image as a data: URL, with the resolved aspect ratio', async () => {
