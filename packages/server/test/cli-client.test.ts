@@ -145,10 +145,12 @@ describe('videogen generate and tasks (API client commands)', () => {
       '15',
       '--quality',
       '1080p',
+      '--no-sound',
     ]);
     assert.equal(created.code, 0, created.stderr);
     const task = JSON.parse(created.stdout) as Task;
     assert.equal(task.model, 'videogen-2.0-text-to-video', 'no assets: the text mode');
+    assert.equal(task.generate_audio, false, '--no-sound');
     assert.equal(task.status, 'pending');
 
     const got = await videogen(['tasks', 'get', task.id, '--json']);

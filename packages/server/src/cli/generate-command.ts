@@ -50,6 +50,7 @@ const OPTIONS = {
   'aspect-ratio': { type: 'string' },
   seed: { type: 'string' },
   'callback-url': { type: 'string' },
+  'no-sound': { type: 'boolean', default: false },
   output: { type: 'string', short: 'o' },
   'no-wait': { type: 'boolean', default: false },
 } as const;
@@ -87,6 +88,7 @@ function commonOptions(values: {
   'aspect-ratio'?: string;
   seed?: string;
   'callback-url'?: string;
+  'no-sound': boolean;
 }): CommonOptions {
   const duration = values.duration === undefined ? undefined : Number(values.duration);
   // Each model's own range is the server's to check (`videogen models` lists them).
@@ -111,6 +113,7 @@ function commonOptions(values: {
     ...(aspectRatio === undefined ? {} : { aspect_ratio: aspectRatio }),
     ...(seed === undefined ? {} : { seed }),
     ...(values['callback-url'] === undefined ? {} : { callback_url: values['callback-url'] }),
+    ...(values['no-sound'] ? { generate_audio: false } : {}),
   };
 }
 

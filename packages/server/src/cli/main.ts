@@ -36,7 +36,7 @@ or --url and --api-key; --json everywhere; see docs/cli.md):
   generate --prompt TEXT [--model ID | --mode text|image|reference] [--fast]
            [--image FILE_OR_URL]... [--video FILE_OR_URL]... [--audio FILE_OR_URL]...
            [--duration S] [--quality Q] [--aspect-ratio R] [--seed N] [--callback-url URL]
-           [--output FILE.mp4] [--no-wait]
+           [--no-sound] [--output FILE.mp4] [--no-wait]
                                           Make a video (local files are uploaded), wait, download it
   tasks get TASK_ID [--wait S]            Show a task
   tasks list [--limit N | --all] [--status S] [--model ID]
