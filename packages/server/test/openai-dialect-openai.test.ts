@@ -182,6 +182,25 @@ describe('openai engine, server: openai', () => {
     );
   });
 
+  it("keeps Sora 2's soundtrack with generate_audio and removes it without", async () => {
+    const sora = engine();
+    const loud = makeJob(dir, {
+      quality: '720p',
+      ratio: '16:9',
+      prompt: 'a choir in a cave',
+      generateAudio: true,
+    });
+    const quiet = makeJob(dir, {
+      quality: '720p',
+      ratio: '16:9',
+      prompt: 'a quiet cave',
+      generateAudio: false,
+    });
+    for (const job of [loud, quiet]) await sora.render(job, renderContext());
+    assert.ok((await assertContractVideo(loud)).audio, "Sora's track survives conforming");
+    assert.equal((await assertContractVideo(quiet)).audio, undefined, 'and is removed when not asked for');
+  });
+
   it('asks sora-2 only for 1280x720 and 720x1280, and a 1080p portrait of sora-2-pro for 1024x1792', async () => {
     const sora2 = makeJob(dir, { quality: '1080p', ratio: '9:16', prompt: 'a 1080p portrait of sora-2' });
     const asked2 = await askFor(engine({ base_url: asked.url, model: 'sora-2' }), asked, sora2);

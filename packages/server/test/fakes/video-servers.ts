@@ -25,8 +25,11 @@
  *   its error code as the HTTP status; `DELETE` of a running video cancels it.
  *
  * Every server makes a real MP4 of what it was asked for, as the real one would shape it (size, frame count,
- * frame rate), so the engine's conforming is exercised. Where the sources are silent the fake chooses and
- * says so: Sora's frame rate (30 fps here), and how many polls a video takes (`pollsToFinish`).
+ * frame rate), so the engine's conforming is exercised; Sora's has a soundtrack, as Sora 2 makes its videos with
+ * synchronized sound and its create takes no field to turn it off (CreateVideoJsonBody; the prompting guide's
+ * dialogue and sound cues), SGLang's and vLLM-Omni's none. Where the sources are silent the fake chooses and
+ * says so: Sora's frame rate (30 fps here), its soundtrack's tone, and how many polls a video takes
+ * (`pollsToFinish`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -904,6 +907,14 @@ export class FakeVideoServer {
    */
   #makeVideo({ width, height, fps, frames }: EffectiveRequest): Promise<string> {
     const picture = this.#options.picture ?? { colour: '0x3070b0' };
-    return fakeVideoFile(this.#options.cacheDir, { width, height, fps, frames, picture });
+    const tone = { frequency: 392, sampleRate: 48_000, channels: 2 as const };
+    return fakeVideoFile(this.#options.cacheDir, {
+      width,
+      height,
+      fps,
+      frames,
+      picture,
+      ...(this.kind === 'openai' && { tone }),
+    });
   }
 }
