@@ -184,6 +184,7 @@ describe('dashboard routes', () => {
       quality: '480p',
       aspect_ratio: '16:9',
       seed: 5,
+      generate_audio: true,
     });
     const listed = await browser.request<{ data: PublicTask[] }>('GET', '/v1/tasks');
     assert.deepEqual(

@@ -300,6 +300,7 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
             quality: '1080p',
             aspect_ratio: '16:9',
             seed: 4294967295,
+            generate_audio: false,
           });
         }));
 

@@ -43,6 +43,23 @@ describe('an input template', () => {
     });
   });
 
+  it('fills {{generate_audio}} as a boolean, or as text with |text', () => {
+    const template = new InputTemplate({
+      generate_audio: '{{generate_audio}}',
+      sound: '{{generate_audio|text}}',
+      note: 'sound: {{generate_audio}}',
+    });
+    for (const generateAudio of [true, false]) {
+      const job = makeJob('/tmp/x', { generateAudio });
+      const values = templateValues(job, { images: [], videos: [], audios: [] }, {});
+      assert.deepEqual(template.fill(values), {
+        generate_audio: generateAudio,
+        sound: String(generateAudio),
+        note: `sound: ${generateAudio}`,
+      });
+    }
+  });
+
   it('says which inputs it can take by the placeholders it uses', () => {
     assert.deepEqual(new InputTemplate(SEEDANCE_I2V).capabilities(), {
       firstFrame: true,
@@ -50,11 +67,13 @@ describe('an input template', () => {
       referenceImages: 1,
       referenceVideos: 0,
       referenceAudios: 0,
+      audio: false,
     });
     const references = new InputTemplate({
       prompt: '{{prompt}}',
       reference_images: '{{images}}',
       audio: '{{audio_1}}',
+      generate_audio: '{{generate_audio}}',
     });
     assert.deepEqual(references.capabilities(), {
       firstFrame: true,
@@ -62,6 +81,7 @@ describe('an input template', () => {
       referenceImages: Number.POSITIVE_INFINITY,
       referenceVideos: 0,
       referenceAudios: 1,
+      audio: true,
     });
   });
 
