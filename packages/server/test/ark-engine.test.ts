@@ -673,6 +673,13 @@ describe('the fake refuses what Ark refuses', () => {
       [{ model: SEEDANCE_2 }, 400, 'MissingParameter'],
       [{ model: 'seedance-9', content: [text] }, 404, 'InvalidEndpointOrModel.NotFound'],
       [{ model: 'dreamina-seedance-2-5-260628', content: [text] }, 404, 'ModelNotOpen'],
+      [
+        { model: SEEDANCE_2, content: [text], generate_audio: 'true' },
+        400,
+        'InvalidParameter',
+        /generate_audio/,
+      ],
+      [{ model: SEEDANCE_2, content: [text], generate_audio: 1 }, 400, 'InvalidParameter', /generate_audio/],
       [{ model: SEEDANCE_2, content: [{ type: 'image', url: image }] }, 400, 'InvalidParameter', /type/],
       [
         { model: SEEDANCE_2, content: [text, { type: 'image_url', image_url: image }] },
