@@ -53,6 +53,30 @@ interface TaskFields<M extends ModelId> {
   readonly return_last_frame: boolean;
   /** The requested value, or when it was left out whether the model's engines make sound. */
   readonly generate_audio: boolean;
+  readonly task_info: TaskInfo;
+  readonly usage: TaskUsage;
+}
+
+/** What the task allows and how long it is likely to take. */
+export interface TaskInfo {
+  /** Whether a cancel would succeed now: while pending or processing. */
+  readonly can_cancel: boolean;
+  /**
+   * Whole seconds until the task is likely done, from its model's recent run times and its progress (the wait in
+   * the queue not counted); only while pending or processing, and only when the model completed tasks recently.
+   */
+  readonly estimated_time?: number;
+  /** The requested length of the video, in seconds. */
+  readonly video_duration: number;
+}
+
+/** What the task uses, as `GET /v1/usage` counts it. */
+export interface TaskUsage {
+  /** Its duration (reserved until it completes, then used); 0 once failed. */
+  readonly video_seconds: number;
+  /** In `currency`: its price at creation for its seconds; 0 once failed; only when the server has prices for it. */
+  readonly cost?: number;
+  readonly currency?: string;
 }
 
 export interface PendingTask<M extends ModelId = ModelId> extends TaskFields<M> {

@@ -24,6 +24,8 @@ const processing: Task = {
   seed: 1,
   return_last_frame: false,
   generate_audio: true,
+  task_info: { can_cancel: true, estimated_time: 12, video_duration: 5 },
+  usage: { video_seconds: 5 },
 };
 
 /** An event stream of `tasks`, left open unless `end`. */

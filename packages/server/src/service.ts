@@ -42,6 +42,7 @@ import { WorkerPool } from './runner/worker-pool.js';
 import { ProviderCallbacks } from './tasks/provider-callbacks.js';
 import { ResultLinks } from './tasks/result-links.js';
 import { RetentionSweeper } from './tasks/retention.js';
+import { RunTimeEstimates } from './tasks/run-time-estimates.js';
 import { TaskService } from './tasks/task-service.js';
 import { UsageService } from './usage/usage-service.js';
 import { WebhookDispatcher } from './webhooks/webhook-dispatcher.js';
@@ -146,11 +147,18 @@ export async function startService(
       ttlSeconds: config.resultUrlTtlSeconds,
     });
     const resultUrl = openResultUrls(config, storage, links);
+    const runTimes = new RunTimeEstimates({
+      store,
+      ...(options.now ? { now: options.now } : {}),
+      onError: (error) => logger.warn({ err: error }, "reading the models' recent run times failed"),
+    });
     webhooks = new WebhookDispatcher({
       store,
       dispatcher,
       logger: logger.child({ component: 'webhooks' }),
       resultUrl,
+      currency: enginesConfig.prices?.currency,
+      runTimes,
       timeoutMs: config.webhookTimeoutMs,
       concurrency: config.webhookConcurrency,
       perHostConcurrency: config.webhookHostConcurrency,
@@ -179,6 +187,7 @@ export async function startService(
       checkInputs: routedInputCheck(enginesConfig),
       prices: enginesConfig.prices,
       catalogue: enginesConfig.catalogue,
+      runTimes,
       // Event streams read their tasks again when a worker (here or, on PostgreSQL, anywhere) changed one, or a
       // task was cancelled.
       watch: {

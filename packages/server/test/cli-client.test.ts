@@ -336,11 +336,20 @@ class FakeApi {
       seed: 1,
       return_last_frame: false,
       generate_audio: true,
+      usage: { video_seconds: 5 },
     } as const;
-    if (status === 'processing') return { ...common, status, progress: 40 } satisfies ProcessingTask;
+    if (status === 'processing') {
+      return {
+        ...common,
+        status,
+        progress: 40,
+        task_info: { can_cancel: true, video_duration: 5 },
+      } satisfies ProcessingTask;
+    }
     const video = id.replace('task-unified-', '');
     return {
       ...common,
+      task_info: { can_cancel: false, video_duration: 5 },
       status,
       progress: 100,
       completed_at: 1763812350,

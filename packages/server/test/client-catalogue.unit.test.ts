@@ -46,6 +46,8 @@ export type Checks = [
   Assert<Same<client.BuiltInModelId, (typeof MODEL_IDS)[number]>>,
   // Not `keyof (CompletedTask & FailedTask)`: their `status` literals clash, making the intersection `never`.
   Assert<Same<keyof PublicTask, AnyKey<client.Task>>>,
+  Assert<SameKeys<PublicTask['task_info'], client.TaskInfo>>,
+  Assert<SameKeys<PublicTask['usage'], client.TaskUsage>>,
   Assert<SameKeys<PublicTaskList, client.TaskPage>>,
   Assert<SameKeys<DeletedTask, client.DeletedTask>>,
   Assert<SameKeys<PublicModel, client.Model>>,

@@ -301,6 +301,8 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
             aspect_ratio: '16:9',
             seed: 4294967295,
             generate_audio: false,
+            task_info: { can_cancel: true, video_duration: 10 },
+            usage: { video_seconds: 10 },
           });
         }));
 

@@ -433,6 +433,8 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             completedAt: null,
             engine: null,
             upstreamJob: null,
+            startedAt: null,
+            costMicros: null,
           };
           assert.deepEqual(created, expected);
           assert.deepEqual(await store.getTask(id), expected);
@@ -509,6 +511,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             leaseOwner: 'w-a',
             leaseExpiresAt: T0 + 1000 + 45_000,
             updatedAt: T0 + 1000,
+            startedAt: T0 + 1000,
           });
           assert.deepEqual(await mustGet(store, task.id), claimed);
         }));
@@ -1201,6 +1204,7 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
             leaseExpiresAt: null,
             updatedAt: clock.now,
             completedAt: clock.now,
+            startedAt: task.updatedAt,
           });
           assert.equal(await store.completeTask(claimOf(task), 'results/other.mp4'), false);
           assert.equal(await store.failTask(claimOf(task), { code: 'timeout', message: 'late' }), false);
@@ -1209,6 +1213,73 @@ export function storeConformance(name: string, open: (clock: Clock) => Promise<S
           assert.equal(await claim(store), undefined);
           assert.equal(await store.failAbandonedTasks(1), 0);
           assert.deepEqual(await mustGet(store, task.id), done);
+        }));
+
+      it("keeps the task's cost, the one its usage record reserved", () =>
+        withStore(async (store) => {
+          const scope = await newScope(store);
+          const id = newTaskId();
+          const created = await store.createTask({
+            ...scope,
+            id,
+            model: TEXT,
+            params: PARAMS,
+            costMicros: 750_000,
+          });
+          assert.equal(created.costMicros, 750_000);
+          assert.equal((await mustGet(store, id)).costMicros, 750_000);
+          const [usage] = await store.listUsage(scope.accountId, { start: 0, end: T0 + 1, groupBy: 'model' });
+          assert.equal(usage?.costMicros, 750_000);
+        }));
+
+      it("measures the model's recent runs from claim to completion: completed ones only, newest first", () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          /** A task of `model` claimed now and ended `ms` later; the clock is left at its end. */
+          const run = async (model: ModelId, ms: number, end: 'complete' | 'fail' = 'complete') => {
+            const created = await addTask(store, scope, model);
+            const claimed = await claim(store, 'w', 3, [model]);
+            assert.ok(claimed);
+            assert.equal(claimed.id, created.id);
+            assert.equal(claimed.startedAt, clock.now);
+            clock.now += ms;
+            if (end === 'complete') assert.ok(await store.completeTask(claimOf(claimed), 'results/r.mp4'));
+            else assert.ok(await store.failTask(claimOf(claimed), { code: 'timeout', message: 'late' }));
+            clock.now += 1;
+          };
+          await run(TEXT, 9_000);
+          const since = clock.now;
+          await run(TEXT, 3_000);
+          await run(IMAGE, 60_000);
+          await run(TEXT, 4_000, 'fail');
+          await run(TEXT, 5_000);
+          await addTask(store, scope, TEXT);
+          const pending = await claim(store, 'w', 3, [TEXT]);
+          assert.ok(pending, 'a run still going counts for nothing');
+          assert.deepEqual(await store.recentRunTimes(TEXT, { since, limit: 10 }), [5_000, 3_000]);
+          assert.deepEqual(await store.recentRunTimes(TEXT, { since, limit: 1 }), [5_000]);
+          assert.deepEqual(await store.recentRunTimes(TEXT, { since: 0, limit: 10 }), [5_000, 3_000, 9_000]);
+          assert.deepEqual(await store.recentRunTimes(IMAGE, { since, limit: 10 }), [60_000]);
+          assert.deepEqual(
+            await store.recentRunTimes('videogen-2.0-fast-text-to-video', { since: 0, limit: 10 }),
+            [],
+          );
+        }));
+
+      it('times a task handed back and claimed again from its last claim', () =>
+        withStore(async (store, clock) => {
+          const scope = await newScope(store);
+          const created = await addTask(store, scope);
+          const first = await claim(store, 'w-1');
+          assert.equal(first?.startedAt, T0);
+          clock.now = T0 + LEASE + 1;
+          const second = await claim(store, 'w-2');
+          assert.ok(second);
+          assert.equal(second.id, created.id);
+          assert.equal(second.startedAt, T0 + LEASE + 1);
+          clock.now += 2_000;
+          assert.ok(await store.completeTask(claimOf(second), 'results/r.mp4'));
+          assert.deepEqual(await store.recentRunTimes(TEXT, { since: 0, limit: 10 }), [2_000]);
         }));
 
       it('fails a task with its error; a failed task is never claimed', () =>

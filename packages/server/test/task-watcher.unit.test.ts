@@ -33,6 +33,8 @@ function record(id: string, revision: number, status: TaskStatus = 'pending', pr
     completedAt: null,
     engine: null,
     upstreamJob: null,
+    startedAt: null,
+    costMicros: null,
   };
 }
 

@@ -4,7 +4,8 @@
  * until a 2xx, a 410 or the end of the retry schedule.
  */
 import { newId } from './identifiers.js';
-import { type PublicTask, type TaskRecord, type TaskStatus, toPublicTask } from './task.js';
+import { isFinal, type PublicTask, type TaskRecord, type TaskStatus, toPublicTask } from './task.js';
+import { estimatedSeconds, type TaskInfoContext, usageWithCurrency } from './task-info.js';
 import { unixSeconds } from './unix-seconds.js';
 
 export type DeliveryEvent = `task.${TaskStatus}`;
@@ -63,17 +64,44 @@ export function deliveryFor(task: TaskRecord): NewDelivery | undefined {
   };
 }
 
+/** A snapshot as stored: those stored before the task object had `task_info` and `usage` lack them. */
+export type StoredSnapshot = Omit<PublicTask, 'task_info' | 'usage'> &
+  Partial<Pick<PublicTask, 'task_info' | 'usage'>>;
+
+/** A stored snapshot with `task_info` and `usage`, made from its own fields when it has none (no cost then). */
+export function fromStoredSnapshot(stored: StoredSnapshot): PublicTask {
+  const { task_info, usage } = stored;
+  if (task_info !== undefined && usage !== undefined) return { ...stored, task_info, usage };
+  return {
+    ...stored,
+    task_info: task_info ?? { can_cancel: !isFinal(stored.status), video_duration: stored.duration },
+    usage: usage ?? { video_seconds: stored.status === 'failed' ? 0 : stored.duration },
+  };
+}
+
 /**
- * The body sent: the snapshot, with the result links (signed now) when the task had completed: the video's,
- * and its last frame's when the request asked for it.
+ * The body sent: the snapshot, with the result links (signed now) when the task had completed (the video's, and
+ * its last frame's when the request asked for it), and what
+ * presenting it knows now (task-info.ts): the prices' currency of its cost, and, while it was live, the seconds
+ * its model's recent runs say are left.
  */
 export function deliveryBody(
   payload: PublicTask,
   resultUrl: string | undefined,
   lastFrameUrl?: string,
+  context: TaskInfoContext = {},
 ): PublicTask {
-  if (payload.status !== 'completed' || !resultUrl) return payload;
-  return { ...payload, results: lastFrameUrl ? [resultUrl, lastFrameUrl] : [resultUrl] };
+  const estimate = estimatedSeconds(payload.status, payload.progress, context.typicalRunMs);
+  const body: PublicTask = {
+    ...payload,
+    task_info: {
+      ...payload.task_info,
+      ...(estimate === undefined ? {} : { estimated_time: estimate }),
+    },
+    usage: usageWithCurrency(payload.usage, context.currency),
+  };
+  if (payload.status !== 'completed' || !resultUrl) return body;
+  return { ...body, results: lastFrameUrl ? [resultUrl, lastFrameUrl] : [resultUrl] };
 }
 
 /** A delivery as `GET /v1/tasks/{id}/deliveries` shows it. */

@@ -3,6 +3,7 @@ import type { TaskErrorCode } from './errors.js';
 import type { AspectRatio, Quality } from './frame-size.js';
 import type { GenerationParams } from './generation-request.js';
 import type { ModelId } from './models.js';
+import { type TaskInfo, type TaskInfoContext, type TaskUsage, taskInfo, taskUsage } from './task-info.js';
 import { unixSeconds } from './unix-seconds.js';
 import type { UpstreamJob } from './upstream-job.js';
 
@@ -68,6 +69,10 @@ export interface TaskRecord extends TaskScope {
   readonly engine: string | null;
   /** The job its remote engine's upstream accepted, which the next run resumes; null until one did. */
   readonly upstreamJob: UpstreamJob | null;
+  /** Epoch milliseconds: when its current (or last) run was claimed; null until claimed. */
+  readonly startedAt: number | null;
+  /** Micro-units: what its usage record reserved at creation (domain/prices.ts); null without a price. */
+  readonly costMicros: number | null;
 }
 
 /** The task object of docs/decisions.md#task-object, as `GET /v1/tasks/{id}` returns it. */
@@ -90,16 +95,21 @@ export interface PublicTask {
   generate_audio: boolean;
   results?: string[];
   error?: TaskError;
+  task_info: TaskInfo;
+  usage: TaskUsage;
 }
 
 /**
- * `resultUrl`: the link to the video, `lastFrameUrl` to its last frame (with `return_last_frame`), for a
- * completed task.
+ * The task as clients see it. `resultUrl`: the link to the video, `lastFrameUrl` to its last frame (with
+ * `return_last_frame`), for a completed task. `context` brings what the record alone does not know (task-info.ts); without it
+ * (a callback's snapshot, stored at the status change), `task_info` has no `estimated_time` and `usage` a `cost`
+ * without its currency, which the body sent adds (delivery.ts, `deliveryBody`).
  */
 export function toPublicTask(
   task: TaskRecord,
   resultUrl: string | undefined,
   lastFrameUrl?: string,
+  context?: TaskInfoContext,
 ): PublicTask {
   const out: PublicTask = {
     id: task.id,
@@ -115,6 +125,8 @@ export function toPublicTask(
     seed: task.params.seed,
     return_last_frame: task.params.return_last_frame ?? false,
     generate_audio: task.params.generate_audio,
+    task_info: taskInfo(task, context ?? {}),
+    usage: taskUsage(task, context),
   };
   if (task.completedAt !== null) out.completed_at = unixSeconds(task.completedAt);
   if (task.status === 'completed' && resultUrl) {

@@ -148,6 +148,50 @@ export const TaskSchema = Type.Object(
       }),
     ),
     error: Type.Optional(Type.Ref(TaskErrorSchema, { description: 'Only when failed.' })),
+    task_info: Type.Object(
+      {
+        can_cancel: Type.Boolean({
+          description:
+            'Whether `POST /v1/tasks/{task_id}/cancel` would succeed now: while pending or processing.',
+        }),
+        estimated_time: Type.Optional(
+          Type.Integer({
+            minimum: 1,
+            description:
+              "Whole seconds until the task is likely done: the median run (claim to completion) of the model's " +
+              'last 20 completed tasks of the last 24 hours, times the share of progress still to make; the wait ' +
+              'in the queue is not counted. Only while pending or processing, and only when the model has such runs.',
+          }),
+        ),
+        video_duration: Type.Integer({
+          minimum: 1,
+          description: 'The requested length of the video, in seconds.',
+        }),
+      },
+      { description: 'What the task allows and how long it is likely to take.' },
+    ),
+    usage: Type.Object(
+      {
+        video_seconds: Type.Integer({
+          minimum: 0,
+          description:
+            'Seconds of video the task uses, as `GET /v1/usage` counts them: its duration (reserved until it ' +
+            'completes, then used), 0 once failed.',
+        }),
+        cost: Type.Optional(
+          Type.Number({
+            minimum: 0,
+            description:
+              "In `currency`: the model's price per second at the task's quality when it was created, times its " +
+              'duration; 0 once failed. Only when prices are configured and cover the model and quality.',
+          }),
+        ),
+        currency: Type.Optional(
+          Type.String({ description: "The prices' currency (ISO 4217), with `cost`." }),
+        ),
+      },
+      { description: 'What the task uses.' },
+    ),
   },
   { $id: 'Task', description: 'A video generation task.' },
 );
@@ -522,6 +566,8 @@ type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] ext
   ? true
   : never;
 const taskKeys: SameKeys<PublicTask, Static<typeof TaskSchema>> = true;
+const taskInfoKeys: SameKeys<PublicTask['task_info'], Static<typeof TaskSchema>['task_info']> = true;
+const taskUsageKeys: SameKeys<PublicTask['usage'], Static<typeof TaskSchema>['usage']> = true;
 const deliveryKeys: SameKeys<PublicDelivery, Static<typeof DeliverySchema>> = true;
 const attemptKeys: SameKeys<
   PublicDelivery['attempts'][number],
@@ -538,6 +584,8 @@ const modelKeys: SameKeys<PublicModel, Static<typeof ModelSchema>> = true;
 const modelInputKeys: SameKeys<PublicModel['inputs'], Static<typeof ModelSchema>['inputs']> = true;
 void [
   taskKeys,
+  taskInfoKeys,
+  taskUsageKeys,
   deliveryKeys,
   attemptKeys,
   errorKeys,

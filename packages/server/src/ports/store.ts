@@ -374,6 +374,17 @@ export interface TaskStore {
   countPendingTasks(): Promise<number>;
   /** Queue depth, age and lease health for `/metrics`. */
   queueStats(): Promise<QueueStats>;
+  /**
+   * How long the model's most recent completed runs took, from their claim to their completion (ms), newest
+   * first: at most `limit`, completed since `since` (tasks/run-time-estimates.ts).
+   */
+  recentRunTimes(model: ModelId, query: RecentRunsQuery): Promise<number[]>;
+}
+
+export interface RecentRunsQuery {
+  /** Epoch ms: runs completed before then do not count. */
+  readonly since: number;
+  readonly limit: number;
 }
 
 /** Uploaded files. */

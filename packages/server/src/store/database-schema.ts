@@ -71,6 +71,10 @@ export interface TasksTable {
   upstream_job_id: string | null;
   /** The `UpstreamJob` its remote engine accepted, as JSON; null until then (migration 0013). */
   upstream_job: string | null;
+  /** When its current (or last) run was claimed; null until claimed (migration 0017). */
+  started_at: NullableMillis;
+  /** Micro-units: the cost its usage record reserved at creation; null without a price (migration 0017). */
+  cost: NullableMicros;
 }
 
 /** An engine's circuit breaker (migration 0008, engines/circuit-breaker.ts). */

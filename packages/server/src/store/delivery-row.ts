@@ -1,7 +1,12 @@
 /** Row <-> `DeliveryRecord` and `DeliveryAttempt`. */
 import type { Insertable, Selectable } from 'kysely';
-import type { DeliveryAttempt, DeliveryRecord, NewDelivery } from '../domain/delivery.js';
-import type { PublicTask } from '../domain/task.js';
+import {
+  type DeliveryAttempt,
+  type DeliveryRecord,
+  fromStoredSnapshot,
+  type NewDelivery,
+  type StoredSnapshot,
+} from '../domain/delivery.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable } from './database-schema.js';
 import { millis, nullableMillis } from './task-row.js';
 
@@ -15,7 +20,7 @@ export function toDeliveryRecord(row: DeliveryRow): DeliveryRecord {
     event: row.event,
     url: row.url,
     host: row.host,
-    payload: JSON.parse(row.payload) as PublicTask,
+    payload: fromStoredSnapshot(JSON.parse(row.payload) as StoredSnapshot),
     status: row.status,
     attemptCount: Number(row.attempt_count),
     nextAttemptAt: nullableMillis(row.next_attempt_at),

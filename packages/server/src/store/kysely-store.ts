@@ -38,6 +38,7 @@ import type {
   NewTask,
   OwnerCredentials,
   QueueStats,
+  RecentRunsQuery,
   Store,
   TaskList,
   TaskListQuery,
@@ -91,6 +92,7 @@ import { listTasks } from './operations/list-tasks.js';
 import { listUsage } from './operations/list-usage.js';
 import { ping } from './operations/ping.js';
 import { queueStats } from './operations/queue-stats.js';
+import { recentRunTimes } from './operations/recent-run-times.js';
 import { recordAspectRatio } from './operations/record-aspect-ratio.js';
 import { recordEngineOutcome } from './operations/record-engine-outcome.js';
 import { forgetSignInFailures, recordSignInFailure } from './operations/record-sign-in-failure.js';
@@ -429,6 +431,10 @@ export abstract class KyselyStore implements Store {
 
   queueStats(): Promise<QueueStats> {
     return queueStats(this.db, this.now());
+  }
+
+  recentRunTimes(model: ModelId, query: RecentRunsQuery): Promise<number[]> {
+    return recentRunTimes(this.db, model, query);
   }
 
   getWebhookSecrets(accountId: string): Promise<WebhookSecret[]> {

@@ -48,6 +48,8 @@ export function toTaskRecord(row: TaskRow): TaskRecord {
     completedAt: nullableMillis(row.completed_at),
     engine: row.engine,
     upstreamJob: row.upstream_job === null ? null : (JSON.parse(row.upstream_job) as UpstreamJob),
+    startedAt: nullableMillis(row.started_at),
+    costMicros: nullableMillis(row.cost),
   };
 }
 
@@ -75,6 +77,8 @@ export function toTaskRow(task: NewTask, now: number): Required<Insertable<Tasks
     api_key_id: task.apiKeyId ?? null,
     upstream_job_id: null,
     upstream_job: null,
+    started_at: null,
+    cost: task.costMicros ?? null,
   };
 }
 

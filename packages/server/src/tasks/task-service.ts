@@ -24,6 +24,7 @@ import type { Storage } from '../ports/storage.js';
 import type { DeliveryStore, NewTask, TaskStore } from '../ports/store.js';
 import { QueueRoom } from './queue-room.js';
 import type { ResultUrl } from './result-links.js';
+import { type RunTimeEstimates, taskInfoContext } from './run-time-estimates.js';
 import { copyStoredObject } from './stored-copy.js';
 import { deleteTaskFiles } from './task-files.js';
 import { TaskWatcher, type TaskWatcherOptions } from './task-watcher.js';
@@ -72,6 +73,7 @@ export class TaskService {
   readonly #showUploads: (params: GenerationParams, requestOrigin?: string) => GenerationParams;
   readonly #checkInputs: InputCheck;
   readonly #prices: Prices | undefined;
+  readonly #runTimes: RunTimeEstimates | undefined;
   readonly #watcher: TaskWatcher;
 
   /** The models requests are checked against. */
@@ -111,6 +113,8 @@ export class TaskService {
     prices?: Prices | undefined;
     /** The server's models (the engines file's); the built-in six when absent. */
     catalogue?: ModelCatalogue;
+    /** The models' recent run times, for `task_info.estimated_time`; none without them. */
+    runTimes?: RunTimeEstimates;
     /**
      * How event streams learn that their tasks may have changed (tasks/task-watcher.ts): the signal to subscribe
      * to, and the poll besides it.
@@ -132,6 +136,7 @@ export class TaskService {
     this.#showUploads = options.showUploads ?? ((params) => params);
     this.#checkInputs = options.checkInputs ?? NO_INPUT_CHECK;
     this.#prices = options.prices;
+    this.#runTimes = options.runTimes;
     this.catalogue = options.catalogue ?? ModelCatalogue.BUILT_IN;
     this.#watcher = new TaskWatcher({ ...options.watch, read: (ids) => options.store.getTasks(ids) });
   }
@@ -430,12 +435,15 @@ export class TaskService {
   }
 
   async present(task: TaskRecord, requestOrigin?: string): Promise<PublicTask> {
-    if (task.status !== 'completed') return toPublicTask(task, undefined);
-    return toPublicTask(
-      task,
-      await this.#resultUrl(task.id, requestOrigin),
-      task.params.return_last_frame ? await this.#resultUrl(task.id, requestOrigin, 'last_frame') : undefined,
-    );
+    const currency = this.#prices?.currency;
+    if (task.status === 'completed') {
+      const lastFrame = task.params.return_last_frame
+        ? await this.#resultUrl(task.id, requestOrigin, 'last_frame')
+        : undefined;
+      return toPublicTask(task, await this.#resultUrl(task.id, requestOrigin), lastFrame, { currency });
+    }
+    if (isFinal(task.status)) return toPublicTask(task, undefined, undefined, { currency });
+    return toPublicTask(task, undefined, undefined, await taskInfoContext(task, this.#runTimes, currency));
   }
 }
 

@@ -20,6 +20,7 @@ import type { Metrics } from '../metrics.js';
 import type { DeliveryClaim, DeliveryOutcome, DeliveryStore } from '../ports/store.js';
 import { settlesWithin } from '../process/settles-within.js';
 import type { ResultUrl } from '../tasks/result-links.js';
+import { type RunTimeEstimates, taskInfoContext } from '../tasks/run-time-estimates.js';
 import { VERSION } from '../version.js';
 import { AttemptRecorder } from './attempt-recorder.js';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy, retryDelay } from './retry-policy.js';
@@ -50,6 +51,10 @@ export interface WebhookDispatcherOptions {
   readonly logger: Logger;
   /** The signed result link of a completed task, made when its callback is sent. */
   readonly resultUrl: ResultUrl;
+  /** The prices' currency, for the `usage.cost` of the body (domain/task-info.ts); none without prices. */
+  readonly currency?: string | undefined;
+  /** The models' recent run times, for the `task_info.estimated_time` of a body sent while the task ran. */
+  readonly runTimes?: RunTimeEstimates;
   /**
    * Deliveries in flight at once in this process. With `perHostConcurrency` it bounds how many stuck receivers
    * it takes before others wait: 64 / 4 = 16 receivers all hanging at once.
@@ -313,7 +318,8 @@ export class WebhookDispatcher {
       completed && payload.return_last_frame
         ? await this.#options.resultUrl(payload.id, undefined, 'last_frame')
         : undefined;
-    const body = JSON.stringify(deliveryBody(payload, resultUrl, lastFrameUrl));
+    const context = await taskInfoContext(payload, this.#options.runTimes, this.#options.currency);
+    const body = JSON.stringify(deliveryBody(payload, resultUrl, lastFrameUrl, context));
     const timestamp = Math.floor(Date.now() / 1000);
     const result: AttemptResult =
       secrets.length === 0

@@ -19,6 +19,7 @@ import * as upstreamJobs from './0013-upstream-jobs.js';
 import * as taskRevision from './0014-task-revision.js';
 import * as deletedTaskUpstreamJobs from './0015-deleted-task-upstream-jobs.js';
 import * as upstreamJobId from './0016-upstream-job-id.js';
+import * as taskRunsAndCost from './0017-task-runs-and-cost.js';
 
 export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0001-initial': initial,
@@ -37,6 +38,7 @@ export const MIGRATIONS: Readonly<Record<string, Migration>> = {
   '0014-task-revision': taskRevision,
   '0015-deleted-task-upstream-jobs': deletedTaskUpstreamJobs,
   '0016-upstream-job-id': upstreamJobId,
+  '0017-task-runs-and-cost': taskRunsAndCost,
 };
 
 /** Whether `applied` (the names in Kysely's migration table) are exactly the migrations above: nothing to do. */

@@ -190,6 +190,7 @@ function buildClaim(db: Kysely<Database>, value: Placeholder<ClaimValueName>, sh
       lease_owner: value<string>('workerId'),
       lease_expires_at: value<number>('leaseUntil'),
       updated_at: value<number>('now'),
+      started_at: value<number>('now'),
       // The engine of the row's model, the map one parameter (list-parameters.ts); a task whose upstream job
       // was accepted stays on the engine that has it, which the next run resumes.
       ...(shape.engines && {

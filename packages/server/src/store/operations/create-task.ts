@@ -30,6 +30,8 @@ export const TASK_COLUMNS = {
   api_key_id: true,
   upstream_job_id: true,
   upstream_job: true,
+  started_at: true,
+  cost: true,
 } as const satisfies Record<keyof TasksTable, true>;
 
 /** Every column, for a `RETURNING` that must not be `*` (a named statement's, pg-named-statements.ts). */
