@@ -70,6 +70,8 @@ export interface ServiceOptions {
   readonly wrapStorage?: (storage: Storage) => Storage;
   /** How often event streams read their tasks when no change is signalled (tests: that the signal alone suffices). */
   readonly watchFallbackMs?: number;
+  /** How long the models' run times are kept (tasks/run-time-estimates.ts; tests: 0, read whenever asked). */
+  readonly runTimeTtlMs?: number;
 }
 
 export async function startService(
@@ -150,6 +152,7 @@ export async function startService(
     const runTimes = new RunTimeEstimates({
       store,
       ...(options.now ? { now: options.now } : {}),
+      ...(options.runTimeTtlMs !== undefined && { ttlMs: options.runTimeTtlMs }),
       onError: (error) => logger.warn({ err: error }, "reading the models' recent run times failed"),
     });
     webhooks = new WebhookDispatcher({

@@ -3,7 +3,7 @@
  * shows it on its tasks (its public documentation of `GET /v1/tasks/{task_id}` and of its Seedance 2.0 routes:
  * `"task_info": { "can_cancel": true, "estimated_time": 165, "video_duration": 8 }`, then `{ "can_cancel": false }`
  * once final): `task_info`, and `usage`, which there counts the aggregator's credits and here the task's
- * seconds of video and cost, as `GET /v1/usage` counts them (docs/api.md#task-info-and-usage).
+ * seconds of video and cost, as `GET /v1/usage` counts them (docs/api.md#task_info-and-usage).
  */
 import { fromMicros } from './prices.js';
 import type { TaskStatus } from './task.js';

@@ -2,8 +2,9 @@
  * How long a run of each model typically takes, for the task object's `task_info.estimated_time`
  * (domain/task-info.ts): the median time from claim to completion of the model's last 20 completed tasks of the
  * last 24 hours, in any process (the store's timestamps). Kept per process for 30 s, so polls do not ask the store
- * each time: after that the first caller still gets the kept figure while one read renews it; only a model's
- * first figure is waited for. A model without runs in the window has none (no `estimated_time`).
+ * each time: after that the first caller still gets the kept figure while one read renews it. A model without
+ * runs in the window has none (no `estimated_time`); that is not kept past its 30 s, and the read that follows
+ * is waited for, so a model's first figure comes with the first read after its first runs.
  */
 import type { ModelId } from '../domain/models.js';
 import type { TaskInfoContext } from '../domain/task-info.js';
@@ -17,6 +18,7 @@ interface Entry {
   /** Epoch ms of the read behind `value`. */
   readonly at: number;
   readonly value: Promise<number | undefined>;
+  /** A read is under way: for this entry (its first), or to replace it. */
   renewing: boolean;
 }
 
@@ -49,20 +51,26 @@ export class RunTimeEstimates {
   }
 
   /** Milliseconds a run of `model` typically takes; undefined when it has no recent runs. */
-  typicalRunMs(model: ModelId): Promise<number | undefined> {
+  async typicalRunMs(model: ModelId): Promise<number | undefined> {
     const now = this.#now();
     const entry = this.#entries.get(model);
-    if (!entry) {
-      const fresh: Entry = { at: now, value: this.#read(model, now), renewing: false };
+    if (entry && now - entry.at < this.#ttlMs) return entry.value;
+    const kept = await entry?.value;
+    // Having none is not kept past its time: the model's first figure comes with the first read after its runs.
+    if (entry === undefined || kept === undefined) {
+      if (entry?.renewing) return entry.value;
+      const fresh: Entry = { at: now, value: this.#read(model, now), renewing: true };
       this.#entries.set(model, fresh);
-      return fresh.value;
+      const value = await fresh.value;
+      fresh.renewing = false;
+      return value;
     }
-    if (now - entry.at >= this.#ttlMs && !entry.renewing) {
+    if (!entry.renewing) {
       entry.renewing = true;
       const value = this.#read(model, now);
       void value.then(() => this.#entries.set(model, { at: now, value, renewing: false }));
     }
-    return entry.value;
+    return kept;
   }
 
   async #read(model: ModelId, now: number): Promise<number | undefined> {
