@@ -18,7 +18,9 @@ interface Entry {
   /** Epoch ms of the read behind `value`. */
   readonly at: number;
   readonly value: Promise<number | undefined>;
-  /** A read is under way: for this entry (its first), or to replace it. */
+  /** Once `value` has settled: what it came to. */
+  settled: { readonly figure: number | undefined } | undefined;
+  /** A read to replace this entry is under way. */
   renewing: boolean;
 }
 
@@ -51,26 +53,36 @@ export class RunTimeEstimates {
   }
 
   /** Milliseconds a run of `model` typically takes; undefined when it has no recent runs. */
-  async typicalRunMs(model: ModelId): Promise<number | undefined> {
+  typicalRunMs(model: ModelId): Promise<number | undefined> {
     const now = this.#now();
     const entry = this.#entries.get(model);
-    if (entry && now - entry.at < this.#ttlMs) return entry.value;
-    const kept = await entry?.value;
+    if (entry !== undefined && (now - entry.at < this.#ttlMs || entry.settled === undefined))
+      return entry.value;
     // Having none is not kept past its time: the model's first figure comes with the first read after its runs.
-    if (entry === undefined || kept === undefined) {
-      if (entry?.renewing) return entry.value;
-      const fresh: Entry = { at: now, value: this.#read(model, now), renewing: true };
+    if (entry === undefined || entry.settled?.figure === undefined) {
+      const fresh = this.#entry(model, now);
       this.#entries.set(model, fresh);
-      const value = await fresh.value;
-      fresh.renewing = false;
-      return value;
+      return fresh.value;
     }
     if (!entry.renewing) {
       entry.renewing = true;
-      const value = this.#read(model, now);
-      void value.then(() => this.#entries.set(model, { at: now, value, renewing: false }));
+      const next = this.#entry(model, now);
+      void next.value.then(() => this.#entries.set(model, next));
     }
-    return kept;
+    return entry.value;
+  }
+
+  #entry(model: ModelId, now: number): Entry {
+    const entry: Entry = {
+      at: now,
+      value: this.#read(model, now).then((figure) => {
+        entry.settled = { figure };
+        return figure;
+      }),
+      settled: undefined,
+      renewing: false,
+    };
+    return entry;
   }
 
   async #read(model: ModelId, now: number): Promise<number | undefined> {
