@@ -334,6 +334,7 @@ async function passOverTheRest(store: Store, clock: { now: number }, size: numbe
   const watched = await store.getTasks([task.id, ...Array.from({ length: size }, () => newTaskId())]);
   assert.deepEqual([...watched.keys()], [task.id]);
   await store.countPendingTasks();
+  await store.recentRunTimes('videogen-2.0-text-to-video', { since: clock.now - size, limit: 1 + size });
 
   // Workers: registered for some models, listed, their claims ended by a ratio recorded and a release.
   const workerId = `worker-${size}-${clock.now}`;
