@@ -131,6 +131,17 @@ describe('the OpenAI Videos API, through the openai SDK', () => {
       height: 720,
     });
 
+    // A client that takes JPEG and not WebP gets the thumbnail as JPEG.
+    const asJpeg = await fetch(`${server.url}/v1/videos/${created.id}/content?variant=thumbnail`, {
+      headers: { authorization: `Bearer ${key}`, accept: 'image/jpeg' },
+    });
+    assert.equal(asJpeg.headers.get('content-type'), 'image/jpeg');
+    assert.deepEqual(await imageFacts(Buffer.from(await asJpeg.arrayBuffer()), 'thumbnail.jpg'), {
+      codec: 'mjpeg',
+      width: 1280,
+      height: 720,
+    });
+
     // One frame a second, a quarter of the size each, in a row (at most five to a row).
     const sprites = await downloaded(created.id, 'spritesheet');
     assert.equal(sprites.type, 'image/jpeg');

@@ -1,7 +1,7 @@
 /**
  * Still images of a completed task's video, for the OpenAI Videos API's `GET /v1/videos/{id}/content?variant=`
  * (http/routes/openai-videos.ts): `thumbnail`, the first frame at the video's own size as WebP (the type
- * OpenAI's OpenAPI document gives that answer), and `spritesheet`, one frame a second at a quarter of the size,
+ * OpenAI's OpenAPI document gives that answer) or, for a client that asks for it, JPEG; and `spritesheet`, one frame a second at a quarter of the size,
  * tiled in rows of at most five, as JPEG. Made by ffmpeg from the stored MP4 when asked (a few hundred
  * milliseconds), never stored: nothing is left to delete with the task.
  */
@@ -12,6 +12,9 @@ import type { Storage } from '../ports/storage.js';
 
 export type StillVariant = 'thumbnail' | 'spritesheet';
 
+/** The thumbnail's encoding: OpenAI's WebP unless the client asks for JPEG. */
+export type ThumbnailFormat = 'webp' | 'jpeg';
+
 export interface Still {
   readonly bytes: Buffer;
   readonly contentType: 'image/webp' | 'image/jpeg';
@@ -20,12 +23,17 @@ export interface Still {
 /** Frames in a row of the sprite sheet at most. */
 const SPRITE_COLUMNS = 5;
 
+const JPEG_ARGS = ['-c:v', 'mjpeg', '-pix_fmt', 'yuvj420p', '-f', 'image2pipe'];
+
 function stillArgs(
   variant: StillVariant,
   seconds: number,
+  format: ThumbnailFormat,
 ): { args: string[]; contentType: Still['contentType'] } {
   if (variant === 'thumbnail') {
-    return { args: ['-frames:v', '1', '-c:v', 'libwebp', '-f', 'webp'], contentType: 'image/webp' };
+    return format === 'jpeg'
+      ? { args: ['-frames:v', '1', ...JPEG_ARGS], contentType: 'image/jpeg' }
+      : { args: ['-frames:v', '1', '-c:v', 'libwebp', '-f', 'webp'], contentType: 'image/webp' };
   }
   const frames = Math.max(1, Math.round(seconds));
   const columns = Math.min(SPRITE_COLUMNS, frames);
@@ -36,12 +44,7 @@ function stillArgs(
       `fps=1,scale=trunc(iw/8)*2:trunc(ih/8)*2,tile=${columns}x${rows}`,
       '-frames:v',
       '1',
-      '-c:v',
-      'mjpeg',
-      '-pix_fmt',
-      'yuvj420p',
-      '-f',
-      'image2pipe',
+      ...JPEG_ARGS,
     ],
     contentType: 'image/jpeg',
   };
@@ -56,8 +59,9 @@ export async function videoStill(
   key: string,
   variant: StillVariant,
   seconds: number,
+  format: ThumbnailFormat = 'webp',
 ): Promise<Still> {
-  const { args, contentType } = stillArgs(variant, seconds);
+  const { args, contentType } = stillArgs(variant, seconds, format);
   const source: Readable = await storage.read(key);
   const ffmpeg = new FfmpegProcess(
     ffmpegPath(),

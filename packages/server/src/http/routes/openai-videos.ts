@@ -28,7 +28,7 @@ import { MAX_PAGE_SIZE, type TaskListQuery } from '../../domain/task-list-query.
 import { fileContentPath } from '../../domain/uploaded-file.js';
 import type { Storage } from '../../ports/storage.js';
 import type { TaskService } from '../../tasks/task-service.js';
-import { type StillVariant, videoStill } from '../../tasks/video-stills.js';
+import { type StillVariant, type ThumbnailFormat, videoStill } from '../../tasks/video-stills.js';
 import { principalOf } from '../authentication.js';
 import { emptyBody } from '../error-handler.js';
 import { parseIdempotencyKey } from '../idempotency-key-header.js';
@@ -439,7 +439,8 @@ export function openAiVideoRoutes(app: FastifyInstance, deps: OpenAiVideoDepende
       schema: {
         summary: 'Download a video (OpenAI)',
         description:
-          'The MP4 (`Range` requests served), or `variant=thumbnail` (its first frame, WebP, at its size) or ' +
+          'The MP4 (`Range` requests served), or `variant=thumbnail` (its first frame at its size, WebP, or JPEG ' +
+          'for an `Accept` that takes image/jpeg and not image/webp) or ' +
           '`variant=spritesheet` (a frame a second at a quarter of its size, in rows of five, JPEG).',
         operationId: 'getVideoContent',
         tags: TAGS,
@@ -510,6 +511,7 @@ export function openAiVideoRoutes(app: FastifyInstance, deps: OpenAiVideoDepende
         resultKey(task.id),
         variant as StillVariant,
         task.params.duration,
+        thumbnailFormat(request.headers.accept),
       );
       return reply
         .type(still.contentType)
@@ -518,4 +520,10 @@ export function openAiVideoRoutes(app: FastifyInstance, deps: OpenAiVideoDepende
         .send(still.bytes);
     },
   );
+}
+
+/** JPEG for a client whose `Accept` takes image/jpeg but not image/webp; OpenAI's WebP otherwise. */
+function thumbnailFormat(accept: string | undefined): ThumbnailFormat {
+  const types = (accept ?? '').split(',').map((part) => part.split(';')[0]?.trim().toLowerCase() ?? '');
+  return types.includes('image/jpeg') && !types.includes('image/webp') ? 'jpeg' : 'webp';
 }
