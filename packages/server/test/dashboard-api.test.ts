@@ -184,6 +184,8 @@ describe('dashboard routes', () => {
       quality: '480p',
       aspect_ratio: '16:9',
       seed: 5,
+      return_last_frame: false,
+      web_search: false,
       generate_audio: true,
     });
     const listed = await browser.request<{ data: PublicTask[] }>('GET', '/v1/tasks');

@@ -300,6 +300,7 @@ export function deliveryStoreConformance(name: string, open: (clock: Clock) => P
             quality: '1080p',
             aspect_ratio: '16:9',
             seed: 4294967295,
+            return_last_frame: false,
             generate_audio: false,
             task_info: { can_cancel: true, video_duration: 10 },
             usage: { video_seconds: 10 },

@@ -171,10 +171,11 @@ describe('videogen engines check', () => {
     const parsed = JSON.parse(json.stdout) as { engines: { engine: string; ok: boolean }[] };
     assert.deepEqual(
       parsed.engines.map((e) => [e.engine, e.ok]),
+      // In the order the file's models name them.
       [
         ['wan', true],
-        ['provider', false],
         ['local', true],
+        ['provider', false],
         ['vllm', true],
       ],
     );

@@ -222,8 +222,10 @@ describe('GET /openapi.json', () => {
       'model',
       'prompt',
       'quality',
+      'return_last_frame',
       'seed',
       'video_urls',
+      'web_search',
     ]);
     assert.equal(
       create?.responses['200']?.content?.['application/json']?.schema?.$ref,
