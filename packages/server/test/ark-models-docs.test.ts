@@ -1,5 +1,5 @@
 /**
- * The worked example of docs/engines.md#ark-seedance-on-byteplus-modelark-and-volcengine-ark for each Seedance
+ * The worked example of docs/engines/ark.md for each Seedance
  * model, run as written (only `base_url` points at the strict Ark fake, and the key is the fake's): the whole service with that engines file, a task of each
  * model the file routes, sent to Ark as the model it names with the request's values, and completed.
  */

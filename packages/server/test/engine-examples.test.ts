@@ -1,5 +1,5 @@
 /**
- * The `openai` and `comfyui` examples of docs/engines.md, run as written against the strict fakes of
+ * The `openai` and `comfyui` examples of docs/engines/ (openai.md, comfyui.md), run as written against the strict fakes of
  * test/fakes/ (video-servers.ts, comfyui-server.ts): only the servers' addresses change. Each `openai`
  * example routes all six model IDs, and each model ID completes through it; the ComfyUI example renders
  * with the workflow the docs ship (docs/workflows/ltxv-t2v-api.json).
@@ -75,7 +75,7 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-describe('the openai examples of docs/engines.md', () => {
+describe('the openai examples of docs/engines/openai.md', () => {
   it('OpenAI Sora 2', async () => {
     const openai = await fake({ kind: 'openai', apiKey: ENV.OPENAI_API_KEY });
     await runExample('openai-sora', { sora: openai });
@@ -96,7 +96,7 @@ describe('the openai examples of docs/engines.md', () => {
   });
 });
 
-describe('the comfyui example of docs/engines.md', () => {
+describe('the comfyui example of docs/engines/comfyui.md', () => {
   it('LTX-Video with the shipped workflow, at 480p 16:9 and 1080p 21:9', async () => {
     const comfy = await FakeComfyUi.start();
     try {

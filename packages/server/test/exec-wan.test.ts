@@ -1,5 +1,5 @@
 /**
- * docs/engines.md's Wan 2.2 example, run as written with test/fakes/wan-generate.mjs (a strict stand-in for
+ * docs/engines/exec.md's Wan 2.2 example, run as written with test/fakes/wan-generate.mjs (a strict stand-in for
  * Wan 2.2's generate.py: its arguments, sizes, frame counts and output shapes) in place of `python
  * generate.py`: every model ID at every quality and aspect ratio completes, conformed exactly to the request.
  */
@@ -106,7 +106,7 @@ describe('the Wan 2.2 stand-in refuses what generate.py refuses', () => {
   });
 });
 
-describe('exec engine: the Wan 2.2 example of docs/engines.md', () => {
+describe('exec engine: the Wan 2.2 example of docs/engines/exec.md', () => {
   it('renders every model ID at every quality and aspect ratio, asking Wan only for what it takes', async () => {
     const router = await wanEngines();
     for (const job of gridJobs(dir, assets, 'task-wan')) {

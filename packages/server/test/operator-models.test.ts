@@ -1,5 +1,5 @@
 /**
- * Models the operator defines in the engines file (docs/engines.md#models-of-your-own), over real HTTP with the
+ * Models the operator defines in the engines file (docs/engines/README.md#models-of-your-own), over real HTTP with the
  * local engine: their own limits refuse and default, an alias answers as its model, `/v1/models`, the task list,
  * usage and prices follow the catalogue the server has.
  */

@@ -1,5 +1,5 @@
 /**
- * Provider callbacks (docs/engines.md, "Provider callbacks"), end to end against the strict fakes of Ark,
+ * Provider callbacks (docs/engines/README.md#provider-callbacks), end to end against the strict fakes of Ark,
  * Replicate and fal, each calling back as the real service does: with `callbacks: true` and a poll interval of
  * ten minutes, a task completes as soon as its provider's delivery comes, its job having been polled once before;
  * a delivery with a bad or stale signature is refused and wakes nothing; a forged Ark delivery claiming success

@@ -13,6 +13,8 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { TaskFailure } from '../src/domain/errors.js';
+import { createEngines, routeEngines } from '../src/engines/create-engines.js';
+import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { RelayEngine } from '../src/engines/relay/relay-engine.js';
 import type { RelayOptions } from '../src/engines/relay/relay-options.js';
 import { readRelayTask, relayFailure } from '../src/engines/relay/relay-task.js';
@@ -20,6 +22,7 @@ import type { RenderJob } from '../src/ports/engine.js';
 import { RunStopped } from '../src/runner/run-stopped.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
+import { docsExample } from './helpers/docs-examples.js';
 import { imageMeanColour, writeTestImage } from './helpers/media-fixtures.js';
 import { colourDistance, frameMeanColour, type Rgb } from './helpers/mp4-facts.js';
 import {
@@ -250,6 +253,34 @@ describe('relay engine', () => {
     const first = await frameMeanColour(job.outputPath, 0);
     const image = await imageMeanColour(redPng);
     assert.ok(colourDistance(first, image) < RESEMBLES, `the first frame ${first} shows the image ${image}`);
+  });
+
+  it("renders through docs/engines/relay.md's example, as written but for the other server's address", async () => {
+    const example = await docsExample('relay');
+    const options = example.engines['gpu-cluster'];
+    assert.ok(options, 'the example has an engine gpu-cluster');
+    options.base_url = apiProxy.url;
+    options.poll_interval_ms = 50;
+    const config = parseEnginesConfig(example, join(dir, 'relay.yaml'), { GPU_CLUSTER_KEY: key });
+    const router = routeEngines(config, createEngines(config));
+    assert.deepEqual(router.models().sort(), [
+      'videogen-2.0-fast-reference-to-video',
+      'videogen-2.0-reference-to-video',
+    ]);
+    const engine = router.engineFor('videogen-2.0-fast-reference-to-video');
+    assert.ok(engine);
+    const job = relayJob({
+      model: 'videogen-2.0-fast-reference-to-video',
+      images: [{ url: 'storage:assets/task-relay-docs/image_urls-0', path: redPng, width: 640, height: 360 }],
+    });
+    await engine.render(job, renderContext());
+
+    await assertContractVideo(job);
+    const create = createRequestOf(job);
+    assert.equal(create.headers.authorization, `Bearer ${key}`);
+    const sent = JSON.parse(create.body) as { model: string; image_urls: string[] };
+    assert.equal(sent.model, 'videogen-2.0-fast-reference-to-video');
+    assert.equal(sent.image_urls.length, 1);
   });
 
   it('keeps the code of an asset failure upstream, naming the engine', async () => {

@@ -48,7 +48,7 @@ import { until } from './helpers/until.js';
 const KEY = 'r8_TestKey4fJ9qLm2Xv7Rt1Bn6Wc3Zp8Hs5';
 const MODEL = 'bytedance/seedance-1-pro';
 const CREATE_PATH = `/v1/models/${MODEL}/predictions`;
-/** bytedance/seedance-1-pro's input, as docs/engines.md's example gives it. */
+/** bytedance/seedance-1-pro's input, as docs/engines/replicate.md's example gives it. */
 const SEEDANCE_INPUT = {
   prompt: '{{prompt}}',
   image: '{{image}}',

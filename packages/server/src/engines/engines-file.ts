@@ -12,7 +12,7 @@
  *     videogen-2.0-text-to-video: wan
  *     videogen-2.0-fast-text-to-video: local
  *
- * A model ID may also map to a route (docs/engines.md, "Routing"): a list of steps tried in order when an
+ * A model ID may also map to a route (docs/engines/README.md#routing-fallback-balancing-caps-and-circuit-breakers): a list of steps tried in order when an
  * engine is unavailable, where a step is an engine name or `{balance: {name: weight, …}}`, a weighted set of
  * equivalent engines. Any engine may have `max_concurrency` (tasks in flight on it across the cluster) and
  * `accept_timeout_seconds`; `routing:` sets the circuit breaker and when to move on.

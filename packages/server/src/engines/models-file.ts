@@ -1,6 +1,6 @@
 /**
  * The engines file's `models`: which engines render each model ID (its route), and the model IDs the operator
- * defines beside the six built-in ones, with their limits and aliases (docs/engines.md#models-of-your-own).
+ * defines beside the six built-in ones, with their limits and aliases (docs/engines/README.md#models-of-your-own).
  *
  *   models:
  *     videogen-2.0-text-to-video:                 # a built-in ID: a route, and aliases if wanted

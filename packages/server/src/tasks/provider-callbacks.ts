@@ -3,7 +3,7 @@
  * signature, or for Ark, which signs nothing, only its shape), then the processing task whose stored upstream job
  * it names is found, and the job's next poll is made to happen now in whichever process follows it (the `polls`
  * work signal, hinted with the task's id: runner/job-wakeups.ts). Nothing else in the delivery is used: the poll
- * reads the job back from the provider, and polling stays the source of truth (docs/engines.md).
+ * reads the job back from the provider, and polling stays the source of truth (docs/engines/README.md#provider-callbacks).
  *
  * A delivery for a job no processing task has (a finished one, another installation's, a made-up id) is taken
  * and changes nothing, answered like any other so that the provider stops sending it and a prober learns nothing.

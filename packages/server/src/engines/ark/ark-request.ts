@@ -12,7 +12,7 @@
  * Volcengine's create pages as mirrored by others say only "tools: the tools the model may use; web search,
  * text-to-video only", and public clients of Ark (a Seedance 2.0 CLI, `seedance.py`) send exactly
  * `tools: [{"type": "web_search"}]`, the shape Ark's image and Responses APIs use for the same tool. That is
- * what is sent; docs/engines.md#ark-seedance-on-byteplus-modelark-and-volcengine-ark says so.
+ * what is sent; docs/engines/ark.md says so.
  *
  * `asset://<id>` URLs (Ark's asset library) are passed on as they are, in the image, video and audio items.
  */

@@ -1,7 +1,7 @@
 /**
  * Provider callbacks, engine side: where each engine with `callbacks: true` asks its provider to call back, the
  * check at start that the providers can reach it, and the verifier of each such engine's deliveries
- * (docs/engines.md, "Provider callbacks").
+ * (docs/engines/README.md#provider-callbacks).
  */
 import type { Dispatcher } from 'undici';
 import { ConfigError } from '../../config.js';

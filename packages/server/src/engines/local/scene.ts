@@ -20,7 +20,7 @@ export interface Scene {
 
 /**
  * The fast variants draw their scene at this fraction of the output size and let the encoder scale it up:
- * a quarter of the pixels to draw, copy and convert, for a softer picture (docs/local-engine.md).
+ * a quarter of the pixels to draw, copy and convert, for a softer picture (docs/engines/local.md).
  */
 export const FAST_SCENE_SCALE = 0.5;
 

@@ -75,7 +75,7 @@ export async function loadStill(asset: LocalAsset, frame: FrameSize): Promise<St
 
 /**
  * Draws `still` as `view` shows it, bilinearly ('low'): a large picture was pre-scaled to within MAX_ZOOM of its
- * drawn size (loadStill), and for a canvas source 'high' rebuilds the mipmaps on every draw (docs/local-engine.md).
+ * drawn size (loadStill), and for a canvas source 'high' rebuilds the mipmaps on every draw (docs/engines/local.md).
  */
 export function drawStill(ctx: SKRSContext2D, still: Still, view: StillView, frame: FrameSize): void {
   if (still.backdrop) {

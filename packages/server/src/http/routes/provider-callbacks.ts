@@ -1,6 +1,6 @@
 /**
  * `POST /v1/provider-callbacks/{engine}`: where the providers of engines with `callbacks: true` call back when a
- * job changes (docs/engines.md, "Provider callbacks"). No API key: a delivery proves itself with its provider's
+ * job changes (docs/engines/README.md#provider-callbacks). No API key: a delivery proves itself with its provider's
  * signature (Replicate, fal), or is only a hint (Ark, which signs nothing); the use case checks either, and a
  * delivery only ever makes the job's next poll happen now.
  *
