@@ -36,6 +36,7 @@ import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
 import { ExecOptionsSchema } from './exec/exec-options.js';
 import { FalOptionsSchema } from './fal/fal-options.js';
 import { GeminiOptionsSchema } from './gemini/gemini-options.js';
+import { LocalOptionsSchema } from './local/local-options.js';
 import { ModelsSchema, modelEntryProblem, readModels, type WrittenRoute } from './models-file.js';
 import { OpenAiOptionsSchema } from './openai/openai-options.js';
 import { PricesSchema, toPrices } from './prices-file.js';
@@ -45,8 +46,6 @@ import { RunwayOptionsSchema } from './runway/runway-options.js';
 
 /** The built-in engine's name; it needs no entry under `engines`. */
 export const LOCAL_ENGINE = 'local';
-
-const LocalOptionsSchema = Type.Object({ type: Type.Literal('local') }, { additionalProperties: false });
 
 export const EngineOptionsSchema = Type.Union([
   LocalOptionsSchema,
