@@ -13,7 +13,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { TObject } from '@sinclair/typebox';
 import { CallbackOptionFields } from '../src/engines/callbacks/callback-options.js';
-import { EngineOptionsSchema } from '../src/engines/engines-file.js';
+import { EngineOptionsSchema } from '../src/engines/engine-types.js';
 import { HostedOptionFields } from '../src/engines/hosted/hosted-options.js';
 
 const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));

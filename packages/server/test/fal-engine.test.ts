@@ -12,9 +12,9 @@ import { after, before, describe, it } from 'node:test';
 import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.js';
 import { TaskFailure } from '../src/domain/errors.js';
 import { getModel } from '../src/domain/models.js';
-import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
-import { type EngineOptions, EnginesFileError, parseEnginesConfig } from '../src/engines/engines-file.js';
+import { capabilitiesOf, type EngineOptions } from '../src/engines/engine-types.js';
+import { EnginesFileError, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { FalEngine } from '../src/engines/fal/fal-engine.js';
 import type { FalOptions } from '../src/engines/fal/fal-options.js';
 import {

@@ -15,10 +15,10 @@ import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.j
 import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { type BuiltInModelId, getModel } from '../src/domain/models.js';
-import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
 import type { EngineContext } from '../src/engines/engine-context.js';
-import { type EngineOptions, parseEnginesConfig } from '../src/engines/engines-file.js';
+import { capabilitiesOf, type EngineOptions } from '../src/engines/engine-types.js';
+import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { GeminiEngine } from '../src/engines/gemini/gemini-engine.js';
 import type { GeminiOptions } from '../src/engines/gemini/gemini-options.js';
 import { veoModel } from '../src/engines/gemini/veo-models.js';

@@ -14,9 +14,9 @@ import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.j
 import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
-import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
-import { type EngineOptions, parseEnginesConfig } from '../src/engines/engines-file.js';
+import { capabilitiesOf, type EngineOptions } from '../src/engines/engine-types.js';
+import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { ReplicateEngine } from '../src/engines/replicate/replicate-engine.js';
 import { MAX_INLINE_BYTES } from '../src/engines/replicate/replicate-input.js';
 import type { ReplicateOptions } from '../src/engines/replicate/replicate-options.js';

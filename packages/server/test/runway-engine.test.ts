@@ -14,8 +14,8 @@ import { ANY_INPUT, unsupportedInput } from '../src/domain/engine-capabilities.j
 import { TaskFailure } from '../src/domain/errors.js';
 import type { GenerationParams } from '../src/domain/generation-request.js';
 import { getModel } from '../src/domain/models.js';
-import { capabilitiesOf } from '../src/engines/capabilities-by-type.js';
 import { createEngines } from '../src/engines/create-engines.js';
+import { capabilitiesOf } from '../src/engines/engine-types.js';
 import { loadEnginesFile, parseEnginesConfig } from '../src/engines/engines-file.js';
 import { routedInputCheck } from '../src/engines/routed-inputs.js';
 import { RunwayEngine } from '../src/engines/runway/runway-engine.js';

@@ -2,50 +2,11 @@
 
 import { requestBudget } from '../outbound/request-budget.js';
 import type { Engine } from '../ports/engine.js';
-import { ArkEngine } from './ark/ark-engine.js';
 import { callbackEngines, providerCallbackUrl } from './callbacks/provider-callbacks.js';
-import { ComfyUiEngine } from './comfyui/comfyui-engine.js';
 import type { EngineContext } from './engine-context.js';
 import { EngineRouter } from './engine-router.js';
-import {
-  DEFAULT_REQUESTS_PER_SECOND,
-  type EngineOptions,
-  type EnginesConfig,
-  EnginesFileError,
-} from './engines-file.js';
-import { ExecEngine } from './exec/exec-engine.js';
-import { FalEngine } from './fal/fal-engine.js';
-import { GeminiEngine } from './gemini/gemini-engine.js';
-import { LocalEngine } from './local/local-engine.js';
-import { OpenAiEngine } from './openai/openai-engine.js';
-import { RelayEngine } from './relay/relay-engine.js';
-import { ReplicateEngine } from './replicate/replicate-engine.js';
-import { RunwayEngine } from './runway/runway-engine.js';
-
-export function createEngine(name: string, options: EngineOptions, context: EngineContext): Engine {
-  switch (options.type) {
-    case 'ark':
-      return new ArkEngine(name, options, context);
-    case 'local':
-      return new LocalEngine({ ffmpegPath: context.ffmpegPath });
-    case 'exec':
-      return new ExecEngine(name, options, context);
-    case 'openai':
-      return new OpenAiEngine(name, options, context);
-    case 'comfyui':
-      return new ComfyUiEngine(name, options, context);
-    case 'relay':
-      return new RelayEngine(name, options, context);
-    case 'runway':
-      return new RunwayEngine(name, options, context);
-    case 'fal':
-      return new FalEngine(name, options, context);
-    case 'gemini':
-      return new GeminiEngine(name, options, context);
-    case 'replicate':
-      return new ReplicateEngine(name, options, context);
-  }
-}
+import { engineTypeOf } from './engine-types.js';
+import { DEFAULT_REQUESTS_PER_SECOND, type EnginesConfig, EnginesFileError } from './engines-file.js';
 
 /**
  * Every engine the config uses, by name (one instance however many model IDs share it). An engine whose
@@ -59,7 +20,7 @@ export function createEngines(
 ): Map<string, Engine> {
   const engines = new Map<string, Engine>();
   const { publicUrl, ...shared } = context;
-  const calledBack = new Set(callbackEngines(config).map(([name]) => name));
+  const calledBack = new Set(callbackEngines(config).map(({ name }) => name));
   for (const [name, options] of config.engines) {
     const perSecond = config.limits.get(name)?.maxRequestsPerSecond ?? DEFAULT_REQUESTS_PER_SECOND;
     const pollDispatcher = shared.dispatcher?.compose(requestBudget(perSecond));
@@ -68,7 +29,7 @@ export function createEngines(
     try {
       engines.set(
         name,
-        createEngine(name, options, {
+        engineTypeOf(options).create(name, options, {
           ...shared,
           ...(pollDispatcher && { pollDispatcher }),
           ...(callbackUrl && { callbackUrl }),

@@ -12,7 +12,7 @@ import type { EngineContext } from './engine-context.js';
 
 export interface EngineType<Schema extends TObject = TObject> {
   /** What an engines file writes as `type:`. */
-  readonly type: Static<Schema>['type'];
+  readonly type: Static<Schema>['type'] & string;
   /** Its options in the engines file (beside the routing keys every engine may have), `type` included. */
   readonly optionsSchema: Schema;
   /**

@@ -31,37 +31,12 @@ import { ModelCatalogue } from '../domain/model-catalogue.js';
 import { MODEL_IDS, type ModelId } from '../domain/models.js';
 import type { Prices } from '../domain/prices.js';
 import type { RoutingPolicy } from '../ports/engine-router.js';
-import { ArkOptionsSchema } from './ark/ark-options.js';
-import { ComfyUiOptionsSchema } from './comfyui/comfyui-options.js';
-import { ExecOptionsSchema } from './exec/exec-options.js';
-import { FalOptionsSchema } from './fal/fal-options.js';
-import { GeminiOptionsSchema } from './gemini/gemini-options.js';
-import { LocalOptionsSchema } from './local/local-options.js';
+import { ENGINE_TYPES, type EngineOptions, EngineOptionsSchema, findEngineType } from './engine-types.js';
 import { ModelsSchema, modelEntryProblem, readModels, type WrittenRoute } from './models-file.js';
-import { OpenAiOptionsSchema } from './openai/openai-options.js';
 import { PricesSchema, toPrices } from './prices-file.js';
-import { RelayOptionsSchema } from './relay/relay-options.js';
-import { ReplicateOptionsSchema } from './replicate/replicate-options.js';
-import { RunwayOptionsSchema } from './runway/runway-options.js';
 
 /** The built-in engine's name; it needs no entry under `engines`. */
 export const LOCAL_ENGINE = 'local';
-
-export const EngineOptionsSchema = Type.Union([
-  LocalOptionsSchema,
-  ArkOptionsSchema,
-  ExecOptionsSchema,
-  OpenAiOptionsSchema,
-  ComfyUiOptionsSchema,
-  RelayOptionsSchema,
-  RunwayOptionsSchema,
-  FalOptionsSchema,
-  GeminiOptionsSchema,
-  ReplicateOptionsSchema,
-]);
-
-export type EngineOptions = Static<typeof EngineOptionsSchema>;
-export type EngineType = EngineOptions['type'];
 
 const ENGINE_NAME = '^[a-z0-9][a-z0-9_-]{0,63}$';
 
@@ -121,9 +96,6 @@ export interface EngineLimits {
  * is only busy still finishes, one that lost the job does not hold the task for ever.
  */
 export const DEFAULT_JOB_TIMEOUT_MS = 24 * 3600 * 1000;
-
-/** Engine types whose work is not an upstream job: `job_timeout_seconds` means nothing to them. */
-const JOBLESS_TYPES: readonly string[] = ['local', 'exec'];
 
 /**
  * The request budget of an engine that sets none, per process: the status reads (polls) of its jobs. Well inside
@@ -205,18 +177,9 @@ function substituteEnv(value: unknown, env: Env, path: string, file: string): un
 }
 
 const checker = TypeCompiler.Compile(EnginesFileSchema);
-const optionCheckers: Record<EngineType, ReturnType<typeof TypeCompiler.Compile>> = {
-  local: TypeCompiler.Compile(LocalOptionsSchema),
-  ark: TypeCompiler.Compile(ArkOptionsSchema),
-  exec: TypeCompiler.Compile(ExecOptionsSchema),
-  openai: TypeCompiler.Compile(OpenAiOptionsSchema),
-  comfyui: TypeCompiler.Compile(ComfyUiOptionsSchema),
-  relay: TypeCompiler.Compile(RelayOptionsSchema),
-  runway: TypeCompiler.Compile(RunwayOptionsSchema),
-  fal: TypeCompiler.Compile(FalOptionsSchema),
-  gemini: TypeCompiler.Compile(GeminiOptionsSchema),
-  replicate: TypeCompiler.Compile(ReplicateOptionsSchema),
-};
+const optionCheckers = new Map<string, ReturnType<typeof TypeCompiler.Compile>>(
+  ENGINE_TYPES.map((engineType) => [engineType.type, TypeCompiler.Compile(engineType.optionsSchema)]),
+);
 
 /** The first schema problem, said against the engine's own schema when the `type` is known (clearer than the union's). */
 function firstProblem(data: unknown): string | undefined {
@@ -224,10 +187,11 @@ function firstProblem(data: unknown): string | undefined {
   if (engines && typeof engines === 'object') {
     for (const [name, options] of Object.entries(engines)) {
       const type = (options as { type?: unknown } | null)?.type;
-      if (typeof type !== 'string' || !(type in optionCheckers)) {
-        return `/engines/${name}/type: must be one of ${Object.keys(optionCheckers).join(', ')}`;
+      const optionChecker = typeof type === 'string' ? optionCheckers.get(type) : undefined;
+      if (!optionChecker) {
+        return `/engines/${name}/type: must be one of ${[...optionCheckers.keys()].join(', ')}`;
       }
-      const error = optionCheckers[type as EngineType].Errors(options).First();
+      const error = optionChecker.Errors(options).First();
       if (error) return `/engines/${name}${error.path}: ${error.message}`;
     }
   }
@@ -265,10 +229,13 @@ function splitRoutingKeys(data: unknown, file: string): { data: unknown; limits:
     if (error) throw new EnginesFileError(file, `/engines/${name}${error.path}: ${error.message}`);
     const keys = routing as Static<typeof RoutingKeysSchema>;
     const type = (options as { type?: unknown }).type;
-    if (keys.job_timeout_seconds !== undefined && typeof type === 'string' && JOBLESS_TYPES.includes(type)) {
+    const engineType = typeof type === 'string' ? findEngineType(type) : undefined;
+    if (keys.job_timeout_seconds !== undefined && engineType && !engineType.hasUpstreamJobs) {
+      const article = /^[aeiou]/.test(engineType.type) ? 'an' : 'a';
+      const instead = engineType.ownTimeout ? ` (${engineType.ownTimeout})` : '';
       throw new EnginesFileError(
         file,
-        `/engines/${name}/job_timeout_seconds: ${type === 'exec' ? 'an exec engine has no upstream jobs (its command has timeout_seconds)' : `a ${type} engine has no upstream jobs`}`,
+        `/engines/${name}/job_timeout_seconds: ${article} ${engineType.type} engine has no upstream jobs${instead}`,
       );
     }
     if (Object.keys(keys).length > 0) {

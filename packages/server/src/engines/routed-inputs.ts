@@ -11,7 +11,7 @@ import {
   unsupportedInput,
 } from '../domain/engine-capabilities.js';
 import { type EngineRoute, routeEngines } from '../domain/engine-route.js';
-import { capabilitiesOf } from './capabilities-by-type.js';
+import { capabilitiesOf } from './engine-types.js';
 import type { EnginesConfig } from './engines-file.js';
 
 /** Each engine's capabilities, worked out once per engines file (a `comfyui` engine's reads its workflow). */

@@ -1,8 +1,8 @@
 /**
  * The `CallbackVerifier` port: checks a provider's callback (a webhook it sends when a job changes, where the
- * engine asked for one) and says which upstream job it names. One per engine with `callbacks: true`
- * (engines/callbacks/callback-verifiers.ts); the use case (tasks/provider-callbacks.ts) finds the job's task and
- * wakes its poll. A delivery is only ever a hint: nothing in it but the job's id is used.
+ * engine asked for one) and says which upstream job it names. One per engine with `callbacks: true`, made by its
+ * engine type's `callbacks.verifier` (engines/engine-type.ts); the use case (tasks/provider-callbacks.ts) finds
+ * the job's task and wakes its poll. A delivery is only ever a hint: nothing in it but the job's id is used.
  */
 
 /** A delivery to `POST /v1/provider-callbacks/{engine}`, as it came. */
