@@ -49,7 +49,8 @@ export interface UpstreamOptions {
 const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 500;
 const DEFAULT_MAX_DELAY_MS = 30_000;
-const EXCERPT_CHARS = 300;
+/** The most characters of an upstream answer that an error message quotes. */
+export const EXCERPT_CHARS = 300;
 
 const TRANSIENT_CODES = new Set([
   'ECONNRESET',
@@ -110,7 +111,7 @@ function isTransientError(error: unknown): boolean {
 }
 
 /** The start of an answer's body, on one line, for an error message. */
-function excerptOf(text: string): string {
+export function excerptOf(text: string): string {
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
 }

@@ -14,6 +14,7 @@ import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
@@ -43,7 +44,6 @@ import {
   describeArkError,
 } from './ark-task.js';
 
-const CANCEL_TIMEOUT_MS = 5000;
 const TASKS_PATH = 'contents/generations/tasks';
 
 /** The Ark error in an answer's body, if it is one. */

@@ -7,9 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { type Dispatcher, FormData, request } from 'undici';
 import { TaskFailure } from '../../domain/errors.js';
 import { IMAGE_EXTENSIONS, sniffMediaType } from '../../media/media-type.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
+  EXCERPT_CHARS,
   isTransientStatus,
   type UpstreamCall,
   type UpstreamOptions,
@@ -36,9 +38,7 @@ export interface ComfyUiClientOptions {
 }
 
 const PROMPT_ATTEMPT_TIMEOUT_MS = 60_000;
-const CANCEL_TIMEOUT_MS = 5_000;
 const MESSAGE_CHARS = 1_000;
-const EXCERPT_CHARS = 300;
 
 interface ComfyError {
   readonly type?: unknown;

@@ -16,12 +16,12 @@ import { InputTemplate } from '../hosted/input-template.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { templateValues } from '../hosted/template-values.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
+import { EXCERPT_CHARS } from '../upstream-request.js';
 import { DEFAULT_RESULT_PATH, FAL_QUEUE_URL, type FalOptions } from './fal-options.js';
 import { FalQueue, type FalRequest } from './fal-queue.js';
 import { falFailure, valueAt } from './fal-result.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
-const EXCERPT_CHARS = 300;
 
 async function dataUrls(assets: RenderJob['images'], most: number): Promise<string[]> {
   return Promise.all(assets.slice(0, most).map(async (asset) => (await inlineAsset(asset)).dataUrl));

@@ -16,8 +16,10 @@ import type { Dispatcher } from 'undici';
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { urlUnder } from '../hosted/hosted-options.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { upstreamCheck } from '../upstream-check.js';
 import {
+  excerptOf,
   isTransientStatus,
   UpstreamAnswer,
   type UpstreamCall,
@@ -28,8 +30,6 @@ import {
 
 /** Endpoint ids under these keep them before owner/app (fal-js `parseEndpointId`). */
 const NAMESPACES = ['workflows', 'comfy'];
-const CANCEL_TIMEOUT_MS = 5000;
-const EXCERPT_CHARS = 300;
 
 export interface FalTarget {
   /** Names the engine in messages. */
@@ -71,8 +71,7 @@ export interface FalCallLimits {
 
 function excerpt(value: unknown): string {
   const text = (typeof value === 'string' ? value : JSON.stringify(value)) ?? String(value);
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
+  return excerptOf(text);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

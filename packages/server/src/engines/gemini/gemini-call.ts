@@ -15,6 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
 import {
+  EXCERPT_CHARS,
   UpstreamAnswer,
   type UpstreamCall,
   type UpstreamOptions,
@@ -33,7 +34,6 @@ export interface GeminiCallOptions extends UpstreamOptions {
 
 const BASE_DELAY_MS = 500;
 const MAX_DELAY_MS = 30_000;
-const EXCERPT_CHARS = 300;
 
 /** Error answers read here rather than by upstream-request.ts: 429 and the 4xx refusals. */
 function readHere(status: number): boolean {

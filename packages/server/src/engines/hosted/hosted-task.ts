@@ -13,6 +13,12 @@ import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import { pollDelay } from '../poll-delay.js';
 
+/**
+ * How long cancelling an upstream job may take. It is a courtesy to the provider (so nobody pays for a video nobody
+ * waits for), and a stopped render does not wait long for it.
+ */
+export const CANCEL_TIMEOUT_MS = 5000;
+
 export type HostedState = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface HostedStatus<R> {

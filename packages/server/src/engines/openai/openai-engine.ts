@@ -14,11 +14,12 @@ import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { frameCount } from '../frame-count.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { chooseSeconds, chooseSize, parseSize } from '../size-mapping.js';
 import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import { UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { EXCERPT_CHARS, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { readImageUpload } from './image-upload.js';
 import type { OpenAiOptions } from './openai-options.js';
 import { parseVideoObject, type VideoObject } from './video-object.js';
@@ -26,8 +27,6 @@ import type { VideoServerDialect } from './video-server-dialect.js';
 import { VIDEO_SERVER_DIALECTS } from './video-server-dialects.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
-const CANCEL_TIMEOUT_MS = 5000;
-const EXCERPT_CHARS = 300;
 
 /** Fields the engine sets itself, which `extra_body` may not replace. */
 const OWN_FIELDS = ['model', 'prompt', 'size', 'seconds', 'seed', 'input_reference', 'extra_body'];

@@ -8,6 +8,7 @@ import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
@@ -17,8 +18,6 @@ import { type RelayCreateBody, relayCreateBody } from './relay-request.js';
 import { isFinalStatus, type RelayTask, readRelayTask, relayFailure } from './relay-task.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
-/** Cancelling is a courtesy to the other server; a stopped render does not wait long for it. */
-const CANCEL_TIMEOUT_MS = 3000;
 
 function abortReason(signal: AbortSignal): unknown {
   return signal.reason ?? new DOMException('The render was aborted.', 'AbortError');

@@ -17,12 +17,13 @@ import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { InputTemplate } from '../hosted/input-template.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import type { TemplateMapping } from '../hosted/template-values.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import { UpstreamAnswer, upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { excerptOf, UpstreamAnswer, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { predictionInput } from './replicate-input.js';
 import {
   REPLICATE_BASE_URL,
@@ -33,13 +34,6 @@ import {
 import { type Prediction, parsePrediction, predictionState } from './replicate-prediction.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
-const CANCEL_TIMEOUT_MS = 5000;
-const EXCERPT_CHARS = 300;
-
-function excerpt(text: string): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
-}
 
 /** Replicate's problem details (RFC 7807), as far as a 422 carries them. */
 interface Problem {
@@ -185,7 +179,7 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
               .map((line) => line.replace(/^\s*-\s*/, '').trim())
               .filter((line) => line !== '')
               .join('; ')
-          : excerpt(answer.body);
+          : excerptOf(answer.body);
       return new TaskFailure(
         refusesInput(problem) ? 'upstream_refused' : 'upstream_error',
         `${this.label}: ${what} answered HTTP 422${title}: ${detail}`,
@@ -194,12 +188,12 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
     if (answer.status === 422) {
       return new TaskFailure(
         'upstream_error',
-        `${this.label}: ${what} answered HTTP 422: ${excerpt(answer.body)}`,
+        `${this.label}: ${what} answered HTTP 422: ${excerptOf(answer.body)}`,
       );
     }
     return new TaskFailure(
       'upstream_unavailable',
-      `${this.label}: ${what} answered HTTP ${answer.status}: ${excerpt(answer.body)} (not sent again: ` +
+      `${this.label}: ${what} answered HTTP ${answer.status}: ${excerptOf(answer.body)} (not sent again: ` +
         'Replicate may have created the prediction anyway)',
     );
   }
@@ -242,7 +236,7 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
     if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.label}: the prediction's output is not a video URL: ${excerpt(output).slice(0, 100)}`,
+        `${this.label}: the prediction's output is not a video URL: ${excerptOf(output).slice(0, 100)}`,
       );
     }
     const ownHost = url.origin === new URL(this.#baseUrl).origin;
@@ -259,7 +253,7 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
     const text = typeof answer === 'string' ? answer : (JSON.stringify(answer) ?? String(answer));
     throw new TaskFailure(
       'upstream_error',
-      `${this.label}: ${what} answered something that is not a prediction: ${excerpt(text)}`,
+      `${this.label}: ${what} answered something that is not a prediction: ${excerptOf(text)}`,
     );
   }
 

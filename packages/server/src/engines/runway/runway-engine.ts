@@ -10,6 +10,7 @@ import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
+import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
@@ -21,7 +22,6 @@ import { createdTaskId, runwayTaskStatus } from './runway-task.js';
 
 /** Runway: "Consumers of this API should not expect updates more frequent than once every five seconds." */
 const DEFAULT_POLL_INTERVAL_MS = 5000;
-const CANCEL_TIMEOUT_MS = 5000;
 
 export class RunwayEngine extends RemoteJobEngine<string> {
   readonly #options: RunwayOptions;

@@ -7,9 +7,9 @@
  */
 import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { EXCERPT_CHARS } from '../upstream-request.js';
 
 const REFUSAL_CODE_PREFIXES = ['SAFETY.', 'INPUT_PREPROCESSING.SAFETY.'];
-const EXCERPT_CHARS = 200;
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
