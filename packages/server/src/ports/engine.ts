@@ -1,11 +1,11 @@
 /**
  * The `Engine` port: turns one generation into an MP4 file. Engines never touch the store; the runner
  * hands them downloaded assets and an output path, and reads progress and failures back.
- * Implementations: `local` (procedural renderer) and `exec` (a command-line generator) render on this machine;
- * the engines whose work is a job on another server extend `engines/hosted/remote-job-engine.ts`: `openai` (an
- * OpenAI-style `/v1/videos` server), `comfyui` (a ComfyUI workflow), `relay` (another server of this API), and
- * the hosted providers `ark`, `gemini`, `runway`, `fal`, `replicate`. `engines/engines-file.ts` chooses them per
- * model ID.
+ * Implementations, one per engine type (`engines/engine-types.ts` lists them): `local` (procedural renderer) and
+ * `exec` (a command-line generator) render on this machine; the engines whose work is a job on another server
+ * extend `engines/hosted/remote-job-engine.ts`: `openai` (an OpenAI-style `/v1/videos` server), `comfyui` (a
+ * ComfyUI workflow), `relay` (another server of this API), and the hosted providers `ark`, `gemini`, `runway`,
+ * `fal`, `replicate`. `engines/engines-file.ts` chooses them per model ID.
  */
 import type { FrameSize } from '../domain/frame-size.js';
 import type { GenerationParams } from '../domain/generation-request.js';
