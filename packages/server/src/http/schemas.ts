@@ -560,6 +560,20 @@ export const BODY_ERRORS: readonly ApiErrorCode[] = [
   'unsupported_media_type',
 ];
 
+/** What a task's creation may answer, on our route and OpenAI's. */
+export const CREATION_ERRORS: readonly ApiErrorCode[] = [
+  ...AUTHENTICATED_ERRORS,
+  ...BODY_ERRORS,
+  'missing_parameter',
+  'invalid_parameter',
+  'unknown_parameter',
+  'model_not_found',
+  'input_not_supported',
+  'budget_exceeded',
+  'idempotency_conflict',
+  ...WRITE_ERRORS,
+];
+
 // The response schemas must name every property the code returns: these fail to compile when the domain's
 // public shapes and the schemas part.
 type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never]

@@ -10,8 +10,7 @@
 import { rename } from 'node:fs/promises';
 import { TaskFailure } from '../domain/errors.js';
 import type { FrameSize } from '../domain/frame-size.js';
-import { ffmpegPath } from './ffmpeg-paths.js';
-import { FfmpegProcess } from './ffmpeg-process.js';
+import { runAbortableFfmpeg } from './abortable-ffmpeg.js';
 import { chooseFit, type FitMode, fitRect, type Rect } from './fit.js';
 import { type ProbedStream, type ProbeResult, probe } from './probe.js';
 
@@ -176,25 +175,12 @@ function remuxArgs(input: string, output: string): string[] {
   ];
 }
 
-async function runFfmpeg(args: string[], options: ConformOptions): Promise<void> {
-  const process = new FfmpegProcess(options.ffmpegPath ?? ffmpegPath(), args, {
-    stdin: false,
-    stdout: false,
-  });
-  const onAbort = (): void => process.kill();
-  options.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    const exit = await process.exited;
-    options.signal.throwIfAborted();
-    if (exit.code !== 0) {
-      throw new TaskFailure(
-        'upstream_error',
-        `${options.label}: its video could not be converted: ${process.describeExit(exit)}`,
-      );
-    }
-  } finally {
-    options.signal.removeEventListener('abort', onAbort);
-  }
+function runFfmpeg(args: string[], options: ConformOptions): Promise<void> {
+  return runAbortableFfmpeg(
+    args,
+    options,
+    () => new TaskFailure('upstream_error', `${options.label}: its video could not be converted`),
+  );
 }
 
 /**

@@ -7,41 +7,18 @@
 import { copyFile } from 'node:fs/promises';
 import { TaskFailure } from '../domain/errors.js';
 import type { FrameSize } from '../domain/frame-size.js';
+import { type AbortableFfmpegOptions, runAbortableFfmpeg } from './abortable-ffmpeg.js';
 import { conformGeometry } from './conform-video.js';
-import { ffmpegPath } from './ffmpeg-paths.js';
-import { FfmpegProcess } from './ffmpeg-process.js';
 import { probe } from './probe.js';
 
-export interface StillOptions {
-  readonly signal: AbortSignal;
-  readonly ffmpegPath?: string;
-}
-
-async function runFfmpeg(args: readonly string[], options: StillOptions, failure: () => TaskFailure) {
-  const process = new FfmpegProcess(options.ffmpegPath ?? ffmpegPath(), args, {
-    stdin: false,
-    stdout: false,
-  });
-  const onAbort = (): void => process.kill();
-  options.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    const exit = await process.exited;
-    options.signal.throwIfAborted();
-    if (exit.code !== 0) {
-      const error = failure();
-      throw new TaskFailure(error.code, `${error.message}: ${process.describeExit(exit)}`);
-    }
-  } finally {
-    options.signal.removeEventListener('abort', onAbort);
-  }
-}
+export type StillOptions = AbortableFfmpegOptions;
 
 /**
  * Writes the last frame of `video` (a conformed result) to `output` as a PNG: ffmpeg decodes its last second
  * and keeps overwriting the one image, so the file ends as the last decoded frame.
  */
 export async function extractLastFrame(video: string, output: string, options: StillOptions): Promise<void> {
-  await runFfmpeg(
+  await runAbortableFfmpeg(
     [
       ...['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-sseof', '-1', '-i', video],
       ...['-map', '0:v:0', '-update', '1', '-c:v', 'png', '-f', 'image2', output],
@@ -85,7 +62,7 @@ export async function fitLastFrame(
     `crop=${crop.width}:${crop.height}:${crop.x}:${crop.y}`,
     'setsar=1',
   ].join(',');
-  await runFfmpeg(
+  await runAbortableFfmpeg(
     [
       ...['-hide_banner', '-loglevel', 'error', '-nostdin', '-y', '-i', picture],
       ...['-vf', filter, '-frames:v', '1', '-c:v', 'png', '-f', 'image2', output],

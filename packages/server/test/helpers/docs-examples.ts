@@ -26,7 +26,8 @@ export async function docsExample(name: string): Promise<EnginesFileExample> {
   }
   const [first, ...others] = found;
   if (!first) throw new Error(`no page of docs/engines/ has an example named ${name}`);
-  if (others.length > 0) throw new Error(`docs/engines/: ${found.map((f) => f.page).join(', ')} all name ${name}`);
+  if (others.length > 0)
+    throw new Error(`docs/engines/: ${found.map((f) => f.page).join(', ')} all name ${name}`);
   const block = /```yaml\n([\s\S]*?)```/.exec(first.text);
   if (!block?.[1]) throw new Error(`docs/engines/${first.page}: the example ${name} has no yaml block`);
   return parseYaml(block[1]) as EnginesFileExample;

@@ -191,28 +191,7 @@ export async function decodedAudio(path: string): Promise<Buffer> {
   return stdout;
 }
 
-/** Seconds of audio in the file's first audio stream, counted from decoded samples. */
+/** Seconds of audio in the file's first audio stream, counted from decoded samples (8 kHz, 16-bit). */
 export async function audioSeconds(path: string): Promise<number> {
-  const rate = 8000;
-  const { stdout } = await run(
-    ffmpegPath(),
-    [
-      '-v',
-      'error',
-      '-nostdin',
-      '-i',
-      path,
-      '-map',
-      '0:a:0',
-      '-ac',
-      '1',
-      '-ar',
-      String(rate),
-      '-f',
-      's16le',
-      'pipe:1',
-    ],
-    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
-  );
-  return stdout.length / 2 / rate;
+  return (await decodedAudio(path)).length / 2 / 8000;
 }

@@ -10,13 +10,7 @@ import { emptyBody } from '../error-handler.js';
 import { IDEMPOTENCY_HEADER, parseIdempotencyKey } from '../idempotency-key-header.js';
 import { PreferWaitHeaders, TaskAnswerWithWait, withPreferredWait } from '../prefer-wait.js';
 import { requestOrigin } from '../request-origin.js';
-import {
-  API_KEY_SECURITY,
-  AUTHENTICATED_ERRORS,
-  BODY_ERRORS,
-  errorResponses,
-  WRITE_ERRORS,
-} from '../schemas.js';
+import { API_KEY_SECURITY, CREATION_ERRORS, errorResponses } from '../schemas.js';
 
 export function generationRoutes(
   app: FastifyInstance,
@@ -56,18 +50,7 @@ export function generationRoutes(
               description: 'The answer is the task an earlier request with this `Idempotency-Key` created.',
             }),
           }),
-          ...errorResponses(
-            ...AUTHENTICATED_ERRORS,
-            ...BODY_ERRORS,
-            'missing_parameter',
-            'invalid_parameter',
-            'unknown_parameter',
-            'model_not_found',
-            'input_not_supported',
-            'budget_exceeded',
-            'idempotency_conflict',
-            ...WRITE_ERRORS,
-          ),
+          ...errorResponses(...CREATION_ERRORS),
         },
       },
       validatorCompiler: () => () => true,

@@ -50,6 +50,7 @@ import {
   API_KEY_SECURITY,
   AUTHENTICATED_ERRORS,
   BODY_ERRORS,
+  CREATION_ERRORS,
   errorResponsesIn,
   WRITE_ERRORS,
 } from '../schemas.js';
@@ -239,18 +240,7 @@ export function openAiVideoRoutes(app: FastifyInstance, deps: OpenAiVideoDepende
           body: CreateVideoBody,
           response: {
             200: Type.Ref(OpenAiVideoSchema),
-            ...errors(
-              ...AUTHENTICATED_ERRORS,
-              ...BODY_ERRORS,
-              'missing_parameter',
-              'invalid_parameter',
-              'unknown_parameter',
-              'model_not_found',
-              'input_not_supported',
-              'budget_exceeded',
-              'idempotency_conflict',
-              ...WRITE_ERRORS,
-            ),
+            ...errors(...CREATION_ERRORS),
           },
         },
         validatorCompiler: () => () => true,
