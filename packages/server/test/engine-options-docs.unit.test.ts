@@ -54,7 +54,9 @@ describe('engine options and their docs', () => {
   });
 
   it('has one page per engine type and no other, each with a worked example its test runs by name', async () => {
-    const pages = (await readdir(ENGINES_DOCS)).filter((page) => page.endsWith('.md') && page !== 'README.md');
+    const pages = (await readdir(ENGINES_DOCS)).filter(
+      (page) => page.endsWith('.md') && page !== 'README.md',
+    );
     assert.deepEqual(pages.sort(), engineTypes.map(({ type }) => `${type}.md`).sort());
     const unrun: string[] = [];
     for (const page of pages) {
