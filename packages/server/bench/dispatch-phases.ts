@@ -21,7 +21,7 @@ import { createApiKey } from '../src/accounts/api-keys.js';
 import { loadConfig } from '../src/config.js';
 import type { Engine, RenderJob } from '../src/ports/engine.js';
 import { startService } from '../src/service.js';
-import { quoteIdentifier } from '../src/store/pg-database.js';
+import { quoteIdentifier } from '../src/store/pg/pg-database.js';
 import { percentile } from './percentile.js';
 
 const DATABASE_URL = process.env.VIDEOGEN_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

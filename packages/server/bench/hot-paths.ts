@@ -37,9 +37,9 @@ import { resultKey } from '../src/domain/storage-keys.js';
 import { SHARED_SCHEMAS, TaskSchema } from '../src/http/schemas.js';
 import { startService } from '../src/service.js';
 import type { Database } from '../src/store/database-schema.js';
-import { openPgDatabase, quoteIdentifier } from '../src/store/pg-database.js';
-import { openDatabase } from '../src/store/sqlite-handles.js';
-import { StatementCache } from '../src/store/statement-cache.js';
+import { openPgDatabase, quoteIdentifier } from '../src/store/pg/pg-database.js';
+import { openDatabase } from '../src/store/sqlite/sqlite-handles.js';
+import { StatementCache } from '../src/store/sqlite/sqlite-statement-cache.js';
 import { toTaskRow } from '../src/store/task-row.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);

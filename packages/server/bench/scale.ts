@@ -22,10 +22,10 @@ import { MODEL_IDS, type ModelId } from '../src/domain/models.js';
 import type { TaskScope, TaskStatus } from '../src/domain/task.js';
 import type { Store, TaskListQuery } from '../src/ports/store.js';
 import type { TasksTable } from '../src/store/database-schema.js';
-import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../src/store/pg-database.js';
-import { PgStore } from '../src/store/pg-store.js';
-import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../src/store/pg/pg-database.js';
+import { PgStore } from '../src/store/pg/pg-store.js';
+import { openDatabase, pragma, prepare } from '../src/store/sqlite/sqlite-handles.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { percentile } from './percentile.js';
 
 const TASKS = Number(process.env.BENCH_SCALE_TASKS ?? 1_000_000);

@@ -16,9 +16,10 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import type { NewTask } from '../src/ports/store.js';
 import { TASK_COLUMN_NAMES } from '../src/store/operations/create-task.js';
 import { USAGE_COLUMNS } from '../src/store/operations/reserve-usage.js';
-import { openDatabase, pragma } from '../src/store/sqlite-handles.js';
-import { limitPageCache } from '../src/store/sqlite-page-cache.js';
-import { SqliteStore, TEMP_STORE } from '../src/store/sqlite-store.js';
+import { TEMP_STORE } from '../src/store/sqlite/sqlite-database.js';
+import { openDatabase, pragma } from '../src/store/sqlite/sqlite-handles.js';
+import { limitPageCache } from '../src/store/sqlite/sqlite-page-cache.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { toTaskRow, toUsageRow } from '../src/store/task-row.js';
 
 const TASKS = Number(process.env.BENCH_STORE_TASKS ?? 20_000);

@@ -32,7 +32,7 @@ import { resultKey } from '../src/domain/storage-keys.js';
 import type { TaskScope } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { DeliveryClaim, DeliveryClaimOptions, FinishedDeliveryAttempt } from '../src/ports/store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { ResultLinks } from '../src/tasks/result-links.js';
 import { WebhookDispatcher } from '../src/webhooks/webhook-dispatcher.js';
 import { percentile } from './percentile.js';

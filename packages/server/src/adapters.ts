@@ -17,7 +17,7 @@ import type { WorkSignal } from './ports/work-signal.js';
 import { FileStorage } from './storage/file-storage.js';
 import { MAX_PRESIGN_SECONDS } from './storage/presign-limit.js';
 import { LocalWorkSignal } from './store/local-work-signal.js';
-import { SqliteStore } from './store/sqlite-store.js';
+import { SqliteStore } from './store/sqlite/sqlite-store.js';
 import { presignedResultUrl, type ResultLinks, type ResultUrl } from './tasks/result-links.js';
 
 export interface StoreOptions {
@@ -37,7 +37,7 @@ function isPostgresUrl(databaseUrl: string): boolean {
 
 export async function openStore(databaseUrl: string, options: StoreOptions = {}): Promise<Store> {
   if (isPostgresUrl(databaseUrl)) {
-    const { PgStore } = await import('./store/pg-store.js');
+    const { PgStore } = await import('./store/pg/pg-store.js');
     return new PgStore({
       connectionString: databaseUrl,
       ...(options.schema ? { schema: options.schema } : {}),

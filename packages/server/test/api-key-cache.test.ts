@@ -14,7 +14,7 @@ import { createAuthenticator } from '../src/http/authentication.js';
 import { errorHandler } from '../src/http/error-handler.js';
 import type { Store } from '../src/ports/store.js';
 import { ACTIVE_KEY_TTL_MS } from '../src/store/active-key-cache.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { startTestService, type TestService } from './helpers/test-service.js';
 import { until } from './helpers/until.js';

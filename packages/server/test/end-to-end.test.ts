@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { PublicTask } from '../src/domain/task.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { writeTestAudio, writeTestImage, writeTestVideo } from './helpers/media-fixtures.js';

@@ -18,8 +18,8 @@ import type { Engine, RenderJob } from '../src/ports/engine.js';
 import type { Store } from '../src/ports/store.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
-import { PgStore } from '../src/store/pg-store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { PgStore } from '../src/store/pg/pg-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 
 const MODEL = 'videogen-2.0-fast-text-to-video';

@@ -292,8 +292,8 @@ describe('the import-graph rules, on fixture graphs', () => {
   const edge = (from: string, to: string, names: string[] = []): ImportEdge => ({ from, to, names });
 
   it('refuses a route that imports a store adapter, and one that takes the whole Store port', () => {
-    assert.deepEqual(layerViolations([edge('http/routes/tasks.ts', 'store/sqlite-store.ts')]), [
-      'http/routes/tasks.ts imports store/sqlite-store.ts (http/ -> store/)',
+    assert.deepEqual(layerViolations([edge('http/routes/tasks.ts', 'store/sqlite/sqlite-store.ts')]), [
+      'http/routes/tasks.ts imports store/sqlite/sqlite-store.ts (http/ -> store/)',
     ]);
     assert.deepEqual(
       layerViolations([edge('cli/keys-command.ts', 'ports/store.ts', ['ApiKeyStore', 'Store'])]),

@@ -10,8 +10,8 @@ import { BudgetExceeded, NO_LIMITS, type UsageLimits } from '../src/domain/usage
 import type { NewTask } from '../src/ports/store.js';
 import { CIRCUITS_TTL_MS } from '../src/store/circuits-cache.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
-import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg-database.js';
-import { PgStore, type PgStoreOptions } from '../src/store/pg-store.js';
+import { MIGRATION_LOCK_KEY, openPgDatabase } from '../src/store/pg/pg-database.js';
+import { PgStore, type PgStoreOptions } from '../src/store/pg/pg-store.js';
 import { WORKER_LOCK_CLASS } from '../src/store/worker-lock-class.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
 import { CuttableTcpProxy } from './helpers/cuttable-tcp-proxy.js';
@@ -310,7 +310,9 @@ describe('PostgreSQL', postgres, () => {
       });
 
     /** The one-statement creation's shape: a CTE ending in the task's insert. */
-    const ONE_STATEMENT = /^with .* insert into "tasks" .* returning "id", .*, "[a-z_]+"$/s;
+    /** Creation's one statement, for one task or a group (store/pg/pg-create-tasks.ts), its columns listed. */
+    const ONE_STATEMENT =
+      /^with candidates as .*jsonb_populate_recordset.*\sinsert into tasks\s.*\sreturning id(, [a-z_]+)+$/s;
 
     function newTask(accountId: string, extra: Partial<NewTask> = {}): NewTask {
       return {
@@ -437,7 +439,6 @@ describe('PostgreSQL', postgres, () => {
           monthlyVideoSeconds: 6,
           monthlyBudgetMicros: null,
         });
-        const GROUPED = /^with candidates as .*jsonb_populate_recordset.*\sreturning \*$/s;
         const reservations = async (ids: readonly string[]) => {
           const { rows } = await raw.query<{ task_id: string }>(
             `select task_id from "${schemaName}".usage_records where task_id = any($1) order by task_id`,
@@ -453,7 +454,7 @@ describe('PostgreSQL', postgres, () => {
           together.map((task) => [task.id, 'pending']),
         );
         assert.equal(grouped.statements.length, 1, shapes(grouped.statements).join(', '));
-        assert.match(grouped.statements[0] ?? '', GROUPED);
+        assert.match(grouped.statements[0] ?? '', ONE_STATEMENT);
         for (const task of together)
           assert.deepEqual(await store.getTask(task.id), grouped.result[together.indexOf(task)]);
         assert.deepEqual(
@@ -480,7 +481,7 @@ describe('PostgreSQL', postgres, () => {
           'insert',
           'commit',
         ]);
-        assert.match(mixed.statements[0] ?? '', GROUPED);
+        assert.match(mixed.statements[0] ?? '', ONE_STATEMENT);
 
         // A duplicate id fails the group's statement: each is then tried alone, and only the duplicate fails. The
         // limited one is past its key's 6 s now, and refused as alone.
@@ -499,9 +500,9 @@ describe('PostgreSQL', postgres, () => {
           /duplicate key/,
         );
         assert.ok(refusedLimit?.status === 'rejected' && refusedLimit.reason instanceof BudgetExceeded);
-        assert.match(failing.statements[0] ?? '', GROUPED);
+        assert.match(failing.statements[0] ?? '', ONE_STATEMENT);
         assert.equal(
-          failing.statements.filter((statement) => ONE_STATEMENT.test(statement)).length,
+          failing.statements.slice(1).filter((statement) => ONE_STATEMENT.test(statement)).length,
           4,
           'each tried alone after the group failed',
         );
@@ -568,7 +569,7 @@ describe('PostgreSQL', postgres, () => {
         assert.equal(first.result.outcome, 'created');
         assert.equal(first.statements.length, 1, shapes(first.statements).join(', '));
         assert.match(first.statements[0] ?? '', ONE_STATEMENT);
-        assert.match(first.statements[0] ?? '', /insert into "idempotency_keys" .* on conflict/s);
+        assert.match(first.statements[0] ?? '', /insert into idempotency_keys\s.* on conflict/s);
 
         const again = await statementsOf(() => store.createTaskOnce(newTask(accountId), key));
         assert.ok(again.result.outcome === 'replayed' && first.result.outcome === 'created');
@@ -584,6 +585,31 @@ describe('PostgreSQL', postgres, () => {
         await store.setAccountLimits(accountId, NO_LIMITS);
         const later = await store.createTaskOnce(newTask(accountId), { ...key, key: 'k-2' });
         assert.equal(later.outcome, 'created', 'the refused creation kept no key');
+
+        // Keys in a group: the new ones made by the group's one statement; a key again in the group, after the
+        // statement, by the transaction: replayed for the same request, a conflict for another.
+        const [firstOfG1, firstOfG2] = [newTask(accountId), newTask(accountId)];
+        const once = (task: NewTask, name: string, requestHash = 'h') =>
+          store.createTaskOnce(task, { key: name, requestHash, since: 0 });
+        const group = await statementsOf(() =>
+          Promise.all([
+            once(firstOfG1, 'g-1'),
+            once(newTask(accountId), 'g-1'),
+            once(newTask(accountId), 'g-1', 'another request'),
+            once(firstOfG2, 'g-2'),
+            once(newTask(accountId), 'k-2'),
+          ]),
+        );
+        assert.deepEqual(
+          group.result.map((outcome) => outcome.outcome),
+          ['created', 'replayed', 'conflict', 'created', 'replayed'],
+        );
+        assert.deepEqual(
+          group.result.map((outcome) => (outcome.outcome === 'conflict' ? undefined : outcome.task.id)),
+          [firstOfG1.id, firstOfG1.id, undefined, firstOfG2.id, later.outcome === 'created' && later.task.id],
+        );
+        assert.match(group.statements[0] ?? '', ONE_STATEMENT);
+        assert.equal(group.statements.filter((statement) => ONE_STATEMENT.test(statement)).length, 1);
       }));
 
     it('inserts the same rows in one statement, alone or grouped, as in the transaction, column by column', () =>

@@ -10,8 +10,8 @@ import { after, before, describe, it } from 'node:test';
 import { parseGenerationRequest } from '../src/domain/generation-request.js';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { Store } from '../src/ports/store.js';
-import { PgStore } from '../src/store/pg-store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { PgStore } from '../src/store/pg/pg-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { QUEUE_RECOUNT_MS, QUEUE_STALE_MS, QueueRoom } from '../src/tasks/queue-room.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 

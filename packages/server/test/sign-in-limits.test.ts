@@ -14,8 +14,8 @@ import {
   type PasswordHasher,
 } from '../src/accounts/dashboard-sessions.js';
 import { ApiError } from '../src/domain/errors.js';
-import { openDatabase, prepare } from '../src/store/sqlite-handles.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { openDatabase, prepare } from '../src/store/sqlite/sqlite-handles.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 
 const T0 = Date.UTC(2026, 10, 20);
 const LIMITS = { ...DEFAULT_SIGN_IN_LIMITS, attemptsPerAddress: 5 };

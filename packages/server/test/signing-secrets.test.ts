@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { WebhookSecret } from '../src/ports/store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { SIGNING_SECRETS_TTL_MS, SigningSecrets } from '../src/webhooks/signing-secrets.js';
 
 describe('SigningSecrets', () => {

@@ -1,6 +1,6 @@
 /**
- * The SQLite store keeps every statement it prepares until its thread ends (store/sqlite-handles.ts), one per
- * distinct SQL string (store/statement-cache.ts). So the text of its statements must depend on neither the data's
+ * The SQLite store keeps every statement it prepares until its thread ends (store/sqlite/sqlite-handles.ts), one per
+ * distinct SQL string (store/sqlite/sqlite-statement-cache.ts). So the text of its statements must depend on neither the data's
  * sizes (hosts with deliveries in flight or full, batches, lists of ids, rows written together) nor its values
  * (a value written into the SQL rather than bound to it). A workload that runs every operation of the store, with
  * such sizes from 1 to 40 and values that differ each time, must prepare no statement that one pass had not.
@@ -15,7 +15,7 @@ import { newId, newTaskId } from '../src/domain/identifiers.js';
 import { MODEL_IDS, type ModelId } from '../src/domain/models.js';
 import type { TaskRecord, TaskScope } from '../src/domain/task.js';
 import type { Claim, ClaimRouting, DeliveryClaim, Store } from '../src/ports/store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { generationParams } from './helpers/generation-params.js';
 import { T0 } from './helpers/store-harness.js';
 

@@ -8,8 +8,8 @@ import { promisify } from 'node:util';
 import { newTaskId } from '../src/domain/identifiers.js';
 import type { NewTask } from '../src/ports/store.js';
 import { MIGRATIONS } from '../src/store/migrations/index.js';
-import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { openDatabase, pragma, prepare } from '../src/store/sqlite/sqlite-handles.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { addTextTasks, CIRCUIT_POLICY, engineOfNextClaim } from './helpers/circuit-routing.js';
 import { generationParams } from './helpers/generation-params.js';
 import { compiledPage, plannedPages } from './helpers/task-list-plans.js';
@@ -17,7 +17,7 @@ import { until } from './helpers/until.js';
 import { storeConformance } from './store-conformance.js';
 
 const run = promisify(execFile);
-const STORE_MODULE = new URL('../src/store/sqlite-store.js', import.meta.url).href;
+const STORE_MODULE = new URL('../src/store/sqlite/sqlite-store.js', import.meta.url).href;
 
 /** What a racing process runs first: it says it is ready, then waits for the word to go. */
 const READY_THEN_GO = `

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { retriedWhileBusy } from '../src/store/sqlite-wal-mode.js';
+import { retriedWhileBusy } from '../src/store/sqlite/sqlite-wal-mode.js';
 
 function sqliteError(code: string): Error {
   return Object.assign(new Error(code === 'SQLITE_BUSY' ? 'database is locked' : code), { code });

@@ -11,11 +11,11 @@ import { after, before, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, type SqliteStatement, sql } from 'kysely';
 import type { Database } from '../src/store/database-schema.js';
-import { groupCommit } from '../src/store/group-commit.js';
-import { openDatabase, pragma, prepare } from '../src/store/sqlite-handles.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
-import { SqliteWriteDialect } from '../src/store/sqlite-write-dialect.js';
-import { StatementCache } from '../src/store/statement-cache.js';
+import { groupCommit } from '../src/store/sqlite/sqlite-group-commit.js';
+import { openDatabase, pragma, prepare } from '../src/store/sqlite/sqlite-handles.js';
+import { StatementCache } from '../src/store/sqlite/sqlite-statement-cache.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { SqliteWriteDialect } from '../src/store/sqlite/sqlite-write-dialect.js';
 
 /** What better-sqlite3 throws when a commit cannot write the WAL for lack of space: SQLite has rolled back. */
 function diskFull(): Error {

@@ -13,7 +13,7 @@ import { newTaskId } from '../src/domain/identifiers.js';
 import { type TaskRecord, type TaskScope, toPublicTask } from '../src/domain/task.js';
 import { createGuardedDispatcher } from '../src/outbound/guarded-dispatcher.js';
 import type { Claim } from '../src/ports/store.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { VERSION } from '../src/version.js';
 import type { RetryPolicy } from '../src/webhooks/retry-policy.js';
 import { WebhookDispatcher, type WebhookDispatcherOptions } from '../src/webhooks/webhook-dispatcher.js';

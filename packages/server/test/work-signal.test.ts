@@ -5,8 +5,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { MAX_HINT_LENGTH, type WorkSignal, type WorkTopic } from '../src/ports/work-signal.js';
 import { LocalWorkSignal } from '../src/store/local-work-signal.js';
-import { PgStore } from '../src/store/pg-store.js';
-import { channelName, PgWorkSignal, type PgWorkSignalOptions } from '../src/store/pg-work-signal.js';
+import { PgStore } from '../src/store/pg/pg-store.js';
+import { channelName, PgWorkSignal, type PgWorkSignalOptions } from '../src/store/pg/pg-work-signal.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { until } from './helpers/until.js';
 

@@ -20,7 +20,7 @@ import type { Engine, RenderContext, RenderJob } from '../src/ports/engine.js';
 import { RunStopped } from '../src/runner/run-stopped.js';
 import { WorkerPool } from '../src/runner/worker-pool.js';
 import { FileStorage } from '../src/storage/file-storage.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { until } from './helpers/until.js';
 
 let dir: string;

@@ -1,7 +1,7 @@
 /**
  * The `Store` port: accounts, API keys, tasks and callback deliveries. The task table is the queue and the
- * delivery table the outbox. Implementations: SQLite (`store/sqlite-store.ts`) and PostgreSQL
- * (`store/pg-store.ts`), held to one conformance suite.
+ * delivery table the outbox. Implementations: SQLite (`store/sqlite/sqlite-store.ts`) and PostgreSQL
+ * (`store/pg/pg-store.ts`), held to one conformance suite.
  */
 import type {
   DeliveryAttempt,

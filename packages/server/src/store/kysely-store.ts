@@ -1,6 +1,9 @@
 /**
  * What `SqliteStore` and `PgStore` share: every `Store` operation, each a module of its own in `operations/`,
- * run on the store's `Kysely<Database>` with the store's clock. The subclasses open, migrate and close.
+ * run on the store's `Kysely<Database>` with the store's clock, and the store's lifecycle. Each dialect's own
+ * files sit side by side under the same names (`sqlite/sqlite-*.ts`, `pg/pg-*.ts`): it opens its database
+ * (`-store.ts`), gives the base its ways of creating and reading tasks (`-creations.ts`, `-task-reads.ts`),
+ * migrates, holds a worker's lock and closes its connections; it overrides no operation.
  */
 import type { Kysely } from 'kysely';
 import type {
@@ -64,8 +67,6 @@ import { createDelivery } from './operations/create-delivery.js';
 import { createFile } from './operations/create-file.js';
 import { createOwnedAccount } from './operations/create-owned-account.js';
 import { createSession } from './operations/create-session.js';
-import { createTask } from './operations/create-task.js';
-import { createTaskOnce } from './operations/create-task-once.js';
 import { deleteExpiredFiles } from './operations/delete-expired-files.js';
 import { deleteExpiredTasks } from './operations/delete-expired-tasks.js';
 import { deleteSession } from './operations/delete-session.js';
@@ -80,8 +81,6 @@ import { finishDeliveryAttempts } from './operations/finish-delivery-attempts.js
 import { getAccount } from './operations/get-account.js';
 import { getFile } from './operations/get-file.js';
 import { getOrCreateSecret } from './operations/get-or-create-secret.js';
-import { getTask } from './operations/get-task.js';
-import { getTasks } from './operations/get-tasks.js';
 import { getWebhookSecrets } from './operations/get-webhook-secrets.js';
 import { listApiKeys } from './operations/list-api-keys.js';
 import { listDeliveries } from './operations/list-deliveries.js';
@@ -116,17 +115,23 @@ import { setOwnerPassword } from './operations/set-owner-password.js';
 import { setSessionEnvironment } from './operations/set-session-environment.js';
 import { takeEndedUpstreamJobs } from './operations/take-ended-upstream-jobs.js';
 import { touchApiKey } from './operations/touch-api-key.js';
+import type { TaskCreations } from './task-creations.js';
+import { directTaskReads, type TaskReads } from './task-reads.js';
 
 export interface KyselyStoreOptions {
   /** Epoch milliseconds; injectable so lease expiry can be tested without waiting. */
   readonly now?: () => number;
   /**
-   * PostgreSQL: claims lock their candidates `FOR UPDATE SKIP LOCKED`, and creations lock their account's row
-   * `FOR UPDATE` to check budgets (SQLite has one writer and no such clauses).
+   * PostgreSQL: claims lock their candidates `FOR UPDATE SKIP LOCKED`, and so do the other takers of rows
+   * (callbacks, ended upstream jobs); SQLite has one writer and no such clauses.
    */
   readonly skipLocked: boolean;
-  /** Where task claims run, when not on `db` (PostgreSQL: a pool committing asynchronously, pg-store.ts). */
+  /** Where task claims run, when not on `db` (PostgreSQL: a pool committing asynchronously, pg/pg-store.ts). */
   readonly claimDb?: Kysely<Database>;
+  /** How tasks are created (pg/pg-creations.ts, sqlite/sqlite-creations.ts). */
+  readonly creations: TaskCreations;
+  /** How tasks are read by id, when not by the operations on `db`. */
+  readonly reads?: TaskReads;
 }
 
 export abstract class KyselyStore implements Store {
@@ -136,9 +141,13 @@ export abstract class KyselyStore implements Store {
   readonly #skipLocked: boolean;
   readonly #activeKeys: ActiveKeyCache;
   readonly #circuits: CircuitsCache;
+  readonly #creations: TaskCreations;
+  readonly #reads: TaskReads;
 
   protected constructor(db: Kysely<Database>, options: KyselyStoreOptions) {
     this.db = db;
+    this.#creations = options.creations;
+    this.#reads = options.reads ?? directTaskReads(db);
     this.#claimDb = options.claimDb ?? db;
     this.now = options.now ?? Date.now;
     this.#skipLocked = options.skipLocked;
@@ -147,7 +156,13 @@ export abstract class KyselyStore implements Store {
   }
 
   abstract migrate(): Promise<void>;
-  abstract close(): Promise<void>;
+  /** Ends the dialect's connections, once nothing the base started is left to answer. */
+  protected abstract closeDatabase(): Promise<void>;
+
+  async close(): Promise<void> {
+    await Promise.all([this.#creations.drain(), this.#reads.drain()]);
+    await this.closeDatabase();
+  }
 
   ping(): Promise<void> {
     return ping(this.db);
@@ -268,23 +283,26 @@ export abstract class KyselyStore implements Store {
     return listUsage(this.db, accountId, query);
   }
 
-  createTask(task: NewTask): Promise<TaskRecord> {
-    return createTask(this.db, task, this.now(), this.#skipLocked);
+  async createTask(task: NewTask): Promise<TaskRecord> {
+    const created = await this.#creations.create({ task, now: this.now() });
+    // Without a key nothing is replayed or in conflict.
+    if (created.outcome !== 'created') throw new Error(`a creation without a key was ${created.outcome}`);
+    return created.task;
   }
 
   getTask(id: string, scope?: TaskScope): Promise<TaskRecord | undefined> {
-    return getTask(this.db, id, scope);
+    return this.#reads.getTask(id, scope);
   }
 
   getTasks(ids: readonly string[]): Promise<Map<string, TaskRecord>> {
-    return getTasks(this.db, ids);
+    return this.#reads.getTasks(ids);
   }
 
   createTaskOnce(
     task: NewTask,
     idempotency: { readonly key: string; readonly requestHash: string; readonly since: number },
   ): Promise<IdempotentCreation> {
-    return createTaskOnce(this.db, task, idempotency, this.now(), this.#skipLocked);
+    return this.#creations.create({ task, idempotency, now: this.now() });
   }
 
   createFile(file: Omit<FileRecord, 'createdAt'>): Promise<FileRecord> {

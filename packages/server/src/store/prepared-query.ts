@@ -15,7 +15,7 @@ import {
   sql,
 } from 'kysely';
 import type { Database } from './database-schema.js';
-import { nameStatement } from './pg-named-statements.js';
+import { nameStatement } from './pg/pg-named-statements.js';
 
 /** Stands for a named value while the query is built; typed as the value it stands for. */
 export type Placeholder<Names extends string> = <T>(name: Names) => T;

@@ -1,8 +1,8 @@
 /**
  * Database operations submitted while the event loop is busy, run together as one group: those that arrive in
  * the same turn, and those arriving while a group runs, go in the next group. One group runs at a time, so under
- * load groups grow with the load: a group of creations costs one commit (sqlite-creation-groups.ts on SQLite,
- * pg-creation-groups.ts on PostgreSQL), a group of task reads one statement (pg-task-reads.ts, where each read
+ * load groups grow with the load: a group of creations costs one commit (sqlite/sqlite-creations.ts on SQLite,
+ * pg/pg-creations.ts on PostgreSQL), a group of task reads one statement (pg/pg-task-reads.ts, where each read
  * costs a round trip); an operation arriving alone runs at once, alone.
  */
 

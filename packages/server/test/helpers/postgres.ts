@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { after, test } from 'node:test';
 import pg from 'pg';
-import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../../src/store/pg-database.js';
+import { MIGRATION_LOCK_KEY, quoteIdentifier } from '../../src/store/pg/pg-database.js';
 
 export const TEST_DATABASE_URL =
   process.env.VIDEOGEN_TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';

@@ -1,7 +1,7 @@
 /**
  * `Idempotency-Key` on task creation: which task a scope's key made, and a hash of the request it came
  * with, so that a repeat within 24 hours returns that task and a different request under the same key is
- * refused (store/operations/create-task-once.ts).
+ * refused (store/operations/create-task.ts).
  */
 import type { Kysely } from 'kysely';
 

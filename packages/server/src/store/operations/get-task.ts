@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Environment, TaskRecord, TaskScope } from '../../domain/task.js';
 import type { Database } from '../database-schema.js';
 import { type Placeholder, preparedQuery } from '../prepared-query.js';
-import type { SqliteReader } from '../sqlite-reader.js';
+import type { SqliteReader } from '../sqlite/sqlite-reader.js';
 import { toTaskRecord } from '../task-row.js';
 import { TASK_COLUMN_NAMES } from './create-task.js';
 
@@ -25,7 +25,7 @@ const taskInScope = preparedQuery(
   { named: true },
 );
 
-/** `getTask` on the SQLite store's reading connection, at once (sqlite-reader.ts). */
+/** `getTask` on the SQLite store's reading connection, at once (sqlite/sqlite-reader.ts). */
 export function readTask(reader: SqliteReader, id: string, scope?: TaskScope): TaskRecord | undefined {
   const [row] = scope
     ? reader.all(taskInScope, { id, accountId: scope.accountId, environment: scope.environment })

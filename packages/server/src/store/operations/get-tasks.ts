@@ -3,7 +3,7 @@ import type { TaskRecord } from '../../domain/task.js';
 import type { Database } from '../database-schema.js';
 import { isOneOfList, listParameter } from '../list-parameters.js';
 import { type Placeholder, preparedQuery } from '../prepared-query.js';
-import type { SqliteReader } from '../sqlite-reader.js';
+import type { SqliteReader } from '../sqlite/sqlite-reader.js';
 import { toTaskRecord } from '../task-row.js';
 import { TASK_COLUMN_NAMES } from './create-task.js';
 
@@ -27,7 +27,7 @@ export async function getTasks(
   return new Map(rows.map((row) => [row.id, toTaskRecord(row)]));
 }
 
-/** `getTasks` on the SQLite store's reading connection, at once (sqlite-reader.ts). */
+/** `getTasks` on the SQLite store's reading connection, at once (sqlite/sqlite-reader.ts). */
 export function readTasks(reader: SqliteReader, ids: readonly string[]): Map<string, TaskRecord> {
   // SQLite's list parameter is JSON text (list-parameters.ts).
   const rows = reader.all(tasksByIds, { ids: JSON.stringify(ids) });

@@ -14,7 +14,7 @@
  * ended the transaction (which said what happened: the disk is full).
  */
 import { CompiledQuery, type DatabaseConnection, type Driver, SqliteDialect, SqliteDriver } from 'kysely';
-import type { StatementCache } from './statement-cache.js';
+import type { StatementCache } from './sqlite-statement-cache.js';
 
 const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
 

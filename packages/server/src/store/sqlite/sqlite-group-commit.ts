@@ -1,7 +1,7 @@
 /**
  * Group commit on SQLite: writes grouped by `StatementGroups` (statement-groups.ts) run in one transaction,
  * each inside a savepoint of its own, and each caller is answered after the commit that holds its rows, so
- * nothing is answered before it is durable (creations: those sqlite-creation-groups.ts leaves to it). A
+ * nothing is answered before it is durable (creations: those sqlite-creations.ts leaves to it). A
  * creation's commit (writing its pages to the WAL) was the largest cost of `POST /v1/videos/generations`;
  * grouped, the pages the creations share (the tables' and indexes' last pages) are written once per group.
  *
@@ -11,8 +11,8 @@
  * of it.
  */
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { Database } from './database-schema.js';
-import type { GroupRunner, Settled } from './statement-groups.js';
+import type { Database } from '../database-schema.js';
+import type { GroupRunner, Settled } from '../statement-groups.js';
 
 // Compiled once: building a raw statement anew for each write showed in a creation's profile.
 const SAVEPOINT = CompiledQuery.raw('savepoint grouped_write');

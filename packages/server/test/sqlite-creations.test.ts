@@ -5,20 +5,21 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { Kysely, SqliteDialect } from 'kysely';
 import { newTaskId } from '../src/domain/identifiers.js';
+import type { TaskRecord } from '../src/domain/task.js';
 import { BudgetExceeded } from '../src/domain/usage.js';
 import type { NewTask } from '../src/ports/store.js';
 import type { Database } from '../src/store/database-schema.js';
 import type { PreparedQuery } from '../src/store/prepared-query.js';
-import { sqliteCreationGroups } from '../src/store/sqlite-creation-groups.js';
-import { openDatabase, prepare } from '../src/store/sqlite-handles.js';
-import { SqliteStatements } from '../src/store/sqlite-statements.js';
-import { SqliteStore } from '../src/store/sqlite-store.js';
-import { StatementCache } from '../src/store/statement-cache.js';
+import { sqliteCreations } from '../src/store/sqlite/sqlite-creations.js';
+import { openDatabase, prepare } from '../src/store/sqlite/sqlite-handles.js';
+import { StatementCache } from '../src/store/sqlite/sqlite-statement-cache.js';
+import { SqliteStatements } from '../src/store/sqlite/sqlite-statements.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { generationParams } from './helpers/generation-params.js';
 
 const NOW = Date.UTC(2026, 10, 15);
 
-describe('SQLite creation groups', () => {
+describe('SQLite creations', () => {
   let dir: string;
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'videogen-sqlite-creations-'));
@@ -75,7 +76,15 @@ describe('SQLite creation groups', () => {
         super.run(query, values);
       }
     })(cache, db);
-    const groups = sqliteCreationGroups(db, { database, statements: counted }, () => NOW);
+    const creations = sqliteCreations(db, { database, statements: counted });
+    const create = (task: NewTask, key?: { key: string; requestHash: string }) =>
+      creations.create({ task, now: NOW, ...(key && { idempotency: { ...key, since: 0 } }) });
+    /** A creation without a key: its task (never replayed nor in conflict), or its rejection. */
+    const createTask = async (task: NewTask): Promise<TaskRecord> => {
+      const created = await create(task);
+      if (created.outcome !== 'created') throw new Error(`a creation without a key was ${created.outcome}`);
+      return created.task;
+    };
     const newTask = (accountId: string, extra: Partial<NewTask> = {}): NewTask => ({
       accountId,
       environment: 'production',
@@ -89,7 +98,8 @@ describe('SQLite creation groups', () => {
     const tasksIn = (ids: readonly string[]) =>
       ids.filter((id) => prepare(database, 'select 1 from tasks where id = ?').get(id));
     return {
-      groups,
+      create,
+      createTask,
       newTask,
       free: free.id,
       capped: capped.id,
@@ -101,7 +111,7 @@ describe('SQLite creation groups', () => {
       reservationCount: () =>
         (prepare(database, 'select count(*) as n from usage_records').get() as { n: number }).n,
       close: async () => {
-        await groups.drain();
+        await creations.drain();
         await db.destroy();
       },
     };
@@ -111,7 +121,7 @@ describe('SQLite creation groups', () => {
     const setup = await setUp('at-once');
     try {
       const tasks = [setup.newTask(setup.free), setup.newTask(setup.free), setup.newTask(setup.free)];
-      const created = await Promise.all(tasks.map((task) => setup.groups.submit(task)));
+      const created = await Promise.all(tasks.map((task) => setup.createTask(task)));
       assert.deepEqual(
         created.map((task) => [task.id, task.status, task.params.duration]),
         tasks.map((task) => [task.id, 'pending', 5]),
@@ -137,9 +147,7 @@ describe('SQLite creation groups', () => {
       const atAccount = setup.newTask(setup.capped);
       const pastAccount = setup.newTask(setup.capped);
       const outcomes = await Promise.allSettled(
-        [free, underKey, pastKey, underAccount, atAccount, pastAccount].map((task) =>
-          setup.groups.submit(task),
-        ),
+        [free, underKey, pastKey, underAccount, atAccount, pastAccount].map((task) => setup.createTask(task)),
       );
       assert.deepEqual(
         outcomes.map((outcome) => (outcome.status === 'fulfilled' ? outcome.value.id : outcome.status)),
@@ -169,14 +177,14 @@ describe('SQLite creation groups', () => {
   it('creates nothing at once when one creation fails; each is then tried in its savepoint and only it fails', async () => {
     const setup = await setUp('failing');
     try {
-      const existing = await setup.groups.submit(setup.newTask(setup.free));
+      const existing = await setup.createTask(setup.newTask(setup.free));
       const [first, duplicate, last] = [
         setup.newTask(setup.free),
         setup.newTask(setup.free, { id: existing.id }),
         setup.newTask(setup.free),
       ];
       const outcomes = await Promise.allSettled(
-        [first, duplicate, last].map((task) => setup.groups.submit(task)),
+        [first, duplicate, last].map((task) => setup.createTask(task)),
       );
       assert.deepEqual(
         outcomes.map((outcome) => outcome.status),
@@ -188,6 +196,36 @@ describe('SQLite creation groups', () => {
       assert.deepEqual(setup.tasksIn(ids), ids);
       // The duplicate's reservation was rolled back with it.
       assert.deepEqual(setup.reservations([existing.id, ...ids]), [existing.id, ...ids]);
+      assert.equal(setup.reservationCount(), 3);
+    } finally {
+      await setup.close();
+    }
+  });
+
+  it('creates under new keys at once; a key seen before, in the group or earlier, goes to the transaction', async () => {
+    const setup = await setUp('keys');
+    try {
+      const earlier = setup.newTask(setup.free);
+      assert.equal((await setup.create(earlier, { key: 'k-earlier', requestHash: 'h1' })).outcome, 'created');
+      const before = setup.straightCount();
+      const first = setup.newTask(setup.free);
+      const [a, again, other, fresh, repeat] = await Promise.all([
+        setup.create(first, { key: 'k-group', requestHash: 'h1' }),
+        setup.create(setup.newTask(setup.free), { key: 'k-group', requestHash: 'h1' }),
+        setup.create(setup.newTask(setup.free), { key: 'k-group', requestHash: 'h2' }),
+        setup.create(setup.newTask(setup.free), { key: 'k-fresh', requestHash: 'h1' }),
+        setup.create(setup.newTask(setup.free), { key: 'k-earlier', requestHash: 'h1' }),
+      ]);
+      assert.deepEqual(
+        [a, again, other, fresh, repeat].map((outcome) => outcome.outcome),
+        ['created', 'replayed', 'conflict', 'created', 'replayed'],
+      );
+      assert.ok(again.outcome === 'replayed' && again.task.id === first.id);
+      assert.ok(repeat.outcome === 'replayed' && repeat.task.id === earlier.id);
+      // At once: limits and key for each, usage and row for the two new keys; the three keys seen before then
+      // went through Kysely's transaction, which made nothing.
+      assert.equal(setup.straightCount() - before, 5 * 2 + 2 * 2);
+      assert.ok(setup.throughKysely.includes('begin'), setup.throughKysely.join('\n'));
       assert.equal(setup.reservationCount(), 3);
     } finally {
       await setup.close();

@@ -4,7 +4,7 @@
  */
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Database } from './database-schema.js';
+import type { Database } from '../database-schema.js';
 import { sendNamedStatements } from './pg-named-statements.js';
 
 export interface PgDatabaseOptions {

@@ -24,8 +24,8 @@ import {
   type WorkListener,
   type WorkSignal,
   type WorkTopic,
-} from '../ports/work-signal.js';
-import { LocalWorkSignal } from './local-work-signal.js';
+} from '../../ports/work-signal.js';
+import { LocalWorkSignal } from '../local-work-signal.js';
 import { quoteIdentifier } from './pg-database.js';
 
 export interface PgWorkSignalOptions {

@@ -7,8 +7,8 @@
  * and its fenced writes then fail like those of an expired lease.
  */
 import pg from 'pg';
-import type { WorkerLock } from '../ports/store.js';
-import { WORKER_LOCK_CLASS } from './worker-lock-class.js';
+import type { WorkerLock } from '../../ports/store.js';
+import { WORKER_LOCK_CLASS } from '../worker-lock-class.js';
 
 const RECONNECT_MS = 1000;
 

@@ -6,13 +6,14 @@
  * statement (operations/get-task.ts).
  */
 import type { Kysely } from 'kysely';
-import type { TaskRecord, TaskScope } from '../domain/task.js';
-import type { Database } from './database-schema.js';
-import { getTask } from './operations/get-task.js';
-import { getTasks } from './operations/get-tasks.js';
-import { StatementGroups } from './statement-groups.js';
+import type { TaskRecord, TaskScope } from '../../domain/task.js';
+import type { Database } from '../database-schema.js';
+import { getTask } from '../operations/get-task.js';
+import { getTasks } from '../operations/get-tasks.js';
+import { StatementGroups } from '../statement-groups.js';
+import type { TaskReads } from '../task-reads.js';
 
-export interface TaskRead {
+interface TaskRead {
   readonly id: string;
   /** Only a task of this scope; any task when absent (workers). */
   readonly scope?: TaskScope;
@@ -21,8 +22,8 @@ export interface TaskRead {
 const inScope = (task: TaskRecord, scope: TaskScope | undefined): boolean =>
   scope === undefined || (task.accountId === scope.accountId && task.environment === scope.environment);
 
-export function pgTaskReads(db: Kysely<Database>): StatementGroups<TaskRead, TaskRecord | undefined> {
-  return new StatementGroups(async (reads) => {
+export function pgTaskReads(db: Kysely<Database>): TaskReads {
+  const groups = new StatementGroups<TaskRead, TaskRecord | undefined>(async (reads) => {
     const [only] = reads;
     if (reads.length === 1 && only) {
       return [{ ok: true, result: await getTask(db, only.id, only.scope) }];
@@ -33,4 +34,9 @@ export function pgTaskReads(db: Kysely<Database>): StatementGroups<TaskRead, Tas
       return { ok: true, result: task && inScope(task, scope) ? task : undefined };
     });
   });
+  return {
+    getTask: (id, scope) => groups.submit(scope ? { id, scope } : { id }),
+    getTasks: (ids) => getTasks(db, ids),
+    drain: () => groups.drain(),
+  };
 }

@@ -9,12 +9,12 @@
  * A file only: an in-memory database is private to its connection.
  */
 import { Kysely, SqliteDialect } from 'kysely';
-import type { Database } from './database-schema.js';
-import type { PreparedQuery } from './prepared-query.js';
+import type { Database } from '../database-schema.js';
+import type { PreparedQuery } from '../prepared-query.js';
 import { openDatabase, pragma } from './sqlite-handles.js';
 import { limitPageCache } from './sqlite-page-cache.js';
+import { StatementCache } from './sqlite-statement-cache.js';
 import { SqliteStatements } from './sqlite-statements.js';
-import { StatementCache } from './statement-cache.js';
 
 export class SqliteReader {
   readonly #statements: StatementCache;

@@ -1,12 +1,12 @@
 /**
  * Prepared queries (prepared-query.ts) run straight on a better-sqlite3 connection, synchronously, without
  * Kysely's executor: for the paths where its promise hops per statement cost more than SQLite's own work (a
- * poll's read, sqlite-reader.ts; a group of creations, sqlite-creation-groups.ts).
+ * poll's read, sqlite-reader.ts; a group of creations, sqlite-creations.ts).
  */
 import type { Kysely } from 'kysely';
-import type { Database } from './database-schema.js';
-import type { PreparedQuery } from './prepared-query.js';
-import type { StatementCache } from './statement-cache.js';
+import type { Database } from '../database-schema.js';
+import type { PreparedQuery } from '../prepared-query.js';
+import type { StatementCache } from './sqlite-statement-cache.js';
 
 export class SqliteStatements {
   readonly #statements: StatementCache;
