@@ -3,8 +3,8 @@
  * 1. polling: `GET /v1/tasks/{id}` on a completed task (auth, rate limit, store read, signed link, JSON) vs a
  *    bare Fastify route answering the same JSON;
  * 2. creation: `POST /v1/videos/generations` vs a bare Fastify POST that parses the same body, with the queue
- *    cap on, at an empty queue and again with 20 000 pending tasks (inserted through SQL beforehand), to show
- *    whether creation depends on the queue's depth.
+ *    cap on, at an empty queue (also with a new `Idempotency-Key` on each request) and again with 20 000 pending
+ *    tasks (inserted through SQL beforehand), to show whether creation depends on the queue's depth.
  * Beside polling, its ceiling: the least an authenticated poll does (the key's hash looked up, a request id, the
  * task made into JSON by its schema), with and without the store's read of the task, against the same floor;
  * beside creation, its ceiling: the same, the body validated and the task written through the store.
@@ -18,7 +18,7 @@
  * `BENCH_PATHS` (`poll,create`): what to measure; `BENCH_PROFILE_DIR`: also write a CPU profile of each path,
  * from a run of its own after its figures.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
@@ -79,11 +79,28 @@ interface Load {
   readonly headers?: Record<string, string>;
   readonly method?: 'GET' | 'POST';
   readonly body?: string;
+  /** Each request with an `Idempotency-Key` of its own. */
+  readonly newIdempotencyKeys?: boolean;
 }
 
 /** Requests answered in `duration` seconds by 20 connections; any error or non-2xx answer fails the run. */
 async function requestsIn(load: Load, duration: number): Promise<number> {
-  const result = await autocannon({ ...load, connections: 20, duration });
+  const { newIdempotencyKeys, ...request } = load;
+  const result = await autocannon({
+    ...request,
+    connections: 20,
+    duration,
+    ...(newIdempotencyKeys && {
+      requests: [
+        {
+          setupRequest: (sent) => ({
+            ...sent,
+            headers: { ...sent.headers, 'idempotency-key': randomUUID() },
+          }),
+        },
+      ],
+    }),
+  });
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${load.url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return result.requests.total;
@@ -368,6 +385,8 @@ async function measureCreation(
   const floor = { ...post, url: bare.url, headers: { 'content-type': 'application/json' } };
   const empty = await compare(`${setup.name}-create-empty`, create, floor);
   rows.push(ratioRow(`${setup.name}: POST /v1/videos/generations, empty queue`, empty, 'bare Fastify POST'));
+  const keyed = await compare(`${setup.name}-create-keyed`, { ...create, newIdempotencyKeys: true }, floor);
+  rows.push(ratioRow(`${setup.name}: the same, each with a new Idempotency-Key`, keyed, 'bare Fastify POST'));
 
   // Topped up to exactly `pendingDepth`: the empty-queue run left its own tasks pending.
   const missing = Math.max(0, pendingDepth - (await setup.countPending()));
