@@ -11,12 +11,17 @@ import { optimizeOnOpen } from './sqlite-statistics.js';
 import { enableWal } from './sqlite-wal-mode.js';
 import { SqliteWriteDialect } from './sqlite-write-dialect.js';
 
+/** A file path that names no file: the database lives in this connection only. */
 export const isInMemory = (path: string) => path === ':memory:' || path === '';
 
 export const BUSY_TIMEOUT_MS = 5000;
-/** Where SQLite keeps temporary data (statement journals, sorts) outside migrations; see openSqlite. */
+/** Where SQLite keeps temporary data (statement journals, sorts) outside migrations; see openSqliteDatabase. */
 export const TEMP_STORE = 'MEMORY';
 
+/**
+ * The store's one writing connection, set up (WAL, busy wait, foreign keys, page cache, temporary data in
+ * memory, statistics), and the Kysely instance over it.
+ */
 export function openSqliteDatabase(
   path: string,
   checkpointInBackground: boolean,
