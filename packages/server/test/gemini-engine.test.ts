@@ -20,8 +20,8 @@ import type { EngineContext } from '../src/engines/engine-context.js';
 import { capabilitiesOf, type EngineOptions } from '../src/engines/engine-types.js';
 import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { GeminiEngine } from '../src/engines/gemini/gemini-engine.js';
+import { veoModel } from '../src/engines/gemini/gemini-models.js';
 import type { GeminiOptions } from '../src/engines/gemini/gemini-options.js';
-import { veoModel } from '../src/engines/gemini/veo-models.js';
 import { veoShape } from '../src/engines/gemini/veo-shape.js';
 import {
   type FakeGeminiOptions,

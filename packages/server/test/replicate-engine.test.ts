@@ -18,14 +18,14 @@ import { createEngines } from '../src/engines/create-engines.js';
 import { capabilitiesOf, type EngineOptions } from '../src/engines/engine-types.js';
 import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { ReplicateEngine } from '../src/engines/replicate/replicate-engine.js';
-import { MAX_INLINE_BYTES } from '../src/engines/replicate/replicate-input.js';
-import type { ReplicateOptions } from '../src/engines/replicate/replicate-options.js';
 import {
   logsProgress,
   outputVideoUrl,
   parsePrediction,
   predictionState,
-} from '../src/engines/replicate/replicate-prediction.js';
+} from '../src/engines/replicate/replicate-job.js';
+import type { ReplicateOptions } from '../src/engines/replicate/replicate-options.js';
+import { MAX_INLINE_BYTES } from '../src/engines/replicate/replicate-request.js';
 import type { RenderJob } from '../src/ports/engine.js';
 import {
   FakeReplicate,

@@ -7,7 +7,7 @@
 import type { Dispatcher } from 'undici';
 import { redactSecret } from '../redact-secret.js';
 import { checkRequest } from '../upstream-check.js';
-import { arkErrorOf, describeArkError } from './ark-task.js';
+import { arkErrorOf, describeArkError } from './ark-job.js';
 
 export interface ArkCheckTarget {
   readonly label: string;

@@ -26,14 +26,6 @@ import {
 } from '../upstream-request.js';
 import { checkArk } from './ark-check.js';
 import { planArkInputs } from './ark-inputs.js';
-import { type ArkModelProfile, arkModelProfile } from './ark-models.js';
-import {
-  ARK_DEFAULT_BASE_URL,
-  ARK_DEFAULT_POLL_INTERVAL_MS,
-  ARK_MODEL_FAMILIES,
-  type ArkOptions,
-} from './ark-options.js';
-import { arkCreateBody, arkRequestJson } from './ark-request.js';
 import {
   type ArkError,
   type ArkResult,
@@ -42,7 +34,15 @@ import {
   createdTaskId,
   createRefusal,
   describeArkError,
-} from './ark-task.js';
+} from './ark-job.js';
+import { type ArkModelProfile, arkModelProfile } from './ark-models.js';
+import {
+  ARK_DEFAULT_BASE_URL,
+  ARK_DEFAULT_POLL_INTERVAL_MS,
+  ARK_MODEL_FAMILIES,
+  type ArkOptions,
+} from './ark-options.js';
+import { arkCreateBody, arkRequestJson } from './ark-request.js';
 
 const TASKS_PATH = 'contents/generations/tasks';
 

@@ -18,7 +18,7 @@ import {
   upstreamJson,
   upstreamRequest,
 } from '../upstream-request.js';
-import type { HistoryAnswer, HistoryEntry, OutputFile } from './history-result.js';
+import type { HistoryAnswer, HistoryEntry, OutputFile } from './comfyui-job.js';
 import type { Workflow } from './workflow-template.js';
 
 export interface CallOptions {

@@ -21,8 +21,8 @@ import {
 } from '../hosted/remote-job-engine.js';
 import { abortReason, untilAborted } from '../until-aborted.js';
 import { ComfyUiClient, type QueuedPrompt } from './comfyui-client.js';
+import { type HistoryEntry, historyOutcome, type OutputFile, pickOutputFile } from './comfyui-job.js';
 import type { ComfyUiOptions } from './comfyui-options.js';
-import { type HistoryEntry, historyOutcome, type OutputFile, pickOutputFile } from './history-result.js';
 import { ProgressSocket } from './progress-socket.js';
 import { SamplingProgress } from './sampling-progress.js';
 import { imageIndexFor, jobValues, type Workflow, WorkflowTemplate } from './workflow-template.js';

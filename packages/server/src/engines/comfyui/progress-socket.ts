@@ -4,7 +4,7 @@
  * and read once it is. A socket that closes early rejects with `SocketLost`; the engine then polls history.
  */
 import { type Dispatcher, type MessageEvent, WebSocket } from 'undici';
-import { executionFailure } from './history-result.js';
+import { executionFailure } from './comfyui-job.js';
 
 /** The socket closed or failed before the prompt finished. */
 export class SocketLost extends Error {

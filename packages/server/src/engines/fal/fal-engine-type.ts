@@ -5,9 +5,9 @@
 import { ANY_INPUT } from '../../domain/engine-capabilities.js';
 import type { EngineType } from '../engine-type.js';
 import { InputTemplate } from '../hosted/input-template.js';
+import { FalWebhookVerifier } from './fal-callback.js';
 import { FalEngine } from './fal-engine.js';
 import { FalOptionsSchema } from './fal-options.js';
-import { FalWebhookVerifier } from './fal-webhook.js';
 
 export const falEngineType: EngineType<typeof FalOptionsSchema> = {
   type: 'fal',

@@ -1,5 +1,5 @@
 /**
- * The `fal` engine: hands each job to a video model on fal.ai's queue (fal-queue.ts). The body is the model's
+ * The `fal` engine: hands each job to a video model on fal.ai's queue (fal-client.ts). The body is the model's
  * input, filled from the engines file's template with the job's values (hosted/input-template.ts; durations,
  * ratios and resolutions mapped to the nearest the model takes) and its assets inline as `data:` URLs (the
  * client's own URL may be a file uploaded here, which fal cannot fetch). It follows the request until it is
@@ -17,9 +17,9 @@ import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hos
 import { templateValues } from '../hosted/template-values.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { EXCERPT_CHARS } from '../upstream-request.js';
+import { FalQueue, type FalRequest } from './fal-client.js';
+import { falFailure, valueAt } from './fal-job.js';
 import { DEFAULT_RESULT_PATH, FAL_QUEUE_URL, type FalOptions } from './fal-options.js';
-import { FalQueue, type FalRequest } from './fal-queue.js';
-import { falFailure, valueAt } from './fal-result.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
 

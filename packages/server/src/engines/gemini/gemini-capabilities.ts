@@ -1,7 +1,7 @@
 /** What a `gemini` engine can hand Veo (engine-capabilities.ts): decided by the configured model. */
 import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
+import { veoModel } from './gemini-models.js';
 import type { GeminiOptions } from './gemini-options.js';
-import { veoModel } from './veo-models.js';
 
 export function geminiCapabilities(options: GeminiOptions): EngineCapabilities {
   if (options.unsupported_inputs === 'drop') return ANY_INPUT;

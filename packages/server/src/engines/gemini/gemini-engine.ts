@@ -1,7 +1,7 @@
 /**
  * The `gemini` engine: Google's Veo models through the Gemini API (ai.google.dev/gemini-api/docs/video). It
- * starts a long-running operation (`POST /v1beta/models/{model}:predictLongRunning`, veo-request.ts), polls
- * it (`GET /v1beta/{operation name}`, veo-operation.ts), downloads the video it made (veo-download.ts) and
+ * starts a long-running operation (`POST /v1beta/models/{model}:predictLongRunning`, gemini-request.ts), polls
+ * it (`GET /v1beta/{operation name}`, gemini-job.ts), downloads the video it made (veo-download.ts) and
  * conforms it to the job (hosted/remote-job-engine.ts), which also drops the soundtrack Veo 3 always makes unless the
  * request had an audio reference.
  *
@@ -14,12 +14,12 @@ import type { EngineContext } from '../engine-context.js';
 import { urlUnder } from '../hosted/hosted-options.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { withinCheckLimit } from '../upstream-check.js';
-import { type GeminiCallOptions, geminiJson } from './gemini-call.js';
+import { type GeminiCallOptions, geminiJson } from './gemini-client.js';
+import { operationName, veoStatus } from './gemini-job.js';
+import { type VeoModel, veoModel } from './gemini-models.js';
 import { GEMINI_BASE_URL, GEMINI_POLL_INTERVAL_MS, type GeminiOptions } from './gemini-options.js';
+import { veoRequest } from './gemini-request.js';
 import { downloadVeoVideo } from './veo-download.js';
-import { type VeoModel, veoModel } from './veo-models.js';
-import { operationName, veoStatus } from './veo-operation.js';
-import { veoRequest } from './veo-request.js';
 
 export class GeminiEngine extends RemoteJobEngine<string> {
   readonly #options: GeminiOptions;

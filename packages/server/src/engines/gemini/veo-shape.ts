@@ -11,7 +11,7 @@
 import type { Quality } from '../../domain/frame-size.js';
 import type { RenderJob } from '../../ports/engine.js';
 import { chooseSeconds } from '../size-mapping.js';
-import { VEO_LONGEST_SECONDS, type VeoModel } from './veo-models.js';
+import { VEO_LONGEST_SECONDS, type VeoModel } from './gemini-models.js';
 
 export type VeoAspectRatio = '16:9' | '9:16';
 export type VeoResolution = '720p' | '1080p';

@@ -21,8 +21,8 @@ import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { EXCERPT_CHARS, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { readImageUpload } from './image-upload.js';
+import { parseVideoObject, type VideoObject } from './openai-job.js';
 import type { OpenAiOptions } from './openai-options.js';
-import { parseVideoObject, type VideoObject } from './video-object.js';
 import type { VideoServerDialect } from './video-server-dialect.js';
 import { VIDEO_SERVER_DIALECTS } from './video-server-dialects.js';
 

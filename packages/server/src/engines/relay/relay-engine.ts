@@ -13,9 +13,9 @@ import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hos
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { checkRelay } from './relay-check.js';
+import { isFinalStatus, type RelayTask, readRelayTask, relayFailure } from './relay-job.js';
 import type { RelayOptions } from './relay-options.js';
 import { type RelayCreateBody, relayCreateBody } from './relay-request.js';
-import { isFinalStatus, type RelayTask, readRelayTask, relayFailure } from './relay-task.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
 

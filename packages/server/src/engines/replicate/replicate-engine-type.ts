@@ -1,9 +1,9 @@
 /** The `replicate` engine type: a model on Replicate, its inputs the placeholders its `input` template uses. */
 import type { EngineType } from '../engine-type.js';
+import { ReplicateWebhookVerifier } from './replicate-callback.js';
 import { replicateCapabilities } from './replicate-capabilities.js';
 import { ReplicateEngine } from './replicate-engine.js';
 import { REPLICATE_BASE_URL, ReplicateOptionsSchema } from './replicate-options.js';
-import { ReplicateWebhookVerifier } from './replicate-webhook.js';
 
 export const replicateEngineType: EngineType<typeof ReplicateOptionsSchema> = {
   type: 'replicate',

@@ -1,7 +1,7 @@
 /**
  * The `replicate` engine: runs each job as a prediction of a video model hosted on Replicate
  * (https://replicate.com/docs/reference/http). It fills the model's input from the engines file's template
- * (replicate-input.ts), creates the prediction (`POST /v1/models/{owner}/{name}/predictions`, or
+ * (replicate-request.ts), creates the prediction (`POST /v1/models/{owner}/{name}/predictions`, or
  * `POST /v1/predictions` with a `version`), polls `GET /v1/predictions/{id}` until it ends (no `Prefer: wait`:
  * a video takes minutes, longer than Replicate holds a request), downloads the output video and conforms it to
  * the job. On cancel, a lost lease, shutdown or the task's time limit it cancels the prediction
@@ -24,14 +24,14 @@ import type { TemplateMapping } from '../hosted/template-values.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { excerptOf, UpstreamAnswer, upstreamJson, upstreamRequest } from '../upstream-request.js';
-import { predictionInput } from './replicate-input.js';
+import { type Prediction, parsePrediction, predictionState } from './replicate-job.js';
 import {
   REPLICATE_BASE_URL,
   type ReplicateModel,
   type ReplicateOptions,
   replicateModel,
 } from './replicate-options.js';
-import { type Prediction, parsePrediction, predictionState } from './replicate-prediction.js';
+import { predictionInput } from './replicate-request.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 2000;
 

@@ -1,6 +1,6 @@
 /**
  * The `runway` engine: hands each job to one of Runway's video models (`POST /v1/image_to_video` or
- * `/v1/text_to_video`, runway-request.ts), follows the task (`GET /v1/tasks/{id}`, runway-task.ts), downloads
+ * `/v1/text_to_video`, runway-request.ts), follows the task (`GET /v1/tasks/{id}`, runway-job.ts), downloads
  * the video from the signed link in its output (without the key: the link is on Runway's CDN) and conforms it
  * to the job. Every other way out (cancel, lost lease, shutdown, time limit) cancels the task upstream with
  * `DELETE /v1/tasks/{id}`, which stops a pending, throttled or running task. `check()` reads
@@ -15,10 +15,10 @@ import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hos
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { createdTaskId, runwayTaskStatus } from './runway-job.js';
 import { RUNWAY_MODELS } from './runway-models.js';
 import { RUNWAY_API_VERSION, RUNWAY_BASE_URL, type RunwayOptions } from './runway-options.js';
 import { runwayCreateRequest } from './runway-request.js';
-import { createdTaskId, runwayTaskStatus } from './runway-task.js';
 
 /** Runway: "Consumers of this API should not expect updates more frequent than once every five seconds." */
 const DEFAULT_POLL_INTERVAL_MS = 5000;

@@ -16,7 +16,7 @@
 import { TaskFailure } from '../../domain/errors.js';
 import type { LocalAsset, RenderJob } from '../../ports/engine.js';
 import { inlineAsset } from '../hosted/asset-data-url.js';
-import type { VeoModel } from './veo-models.js';
+import type { VeoModel } from './gemini-models.js';
 import { type VeoAspectRatio, type VeoResolution, veoShape } from './veo-shape.js';
 
 export interface VeoImage {

@@ -41,7 +41,7 @@ export interface FalTarget {
   readonly dispatcher?: Dispatcher;
   /** For status reads, within the engine's request budget; `dispatcher` when absent. */
   readonly pollDispatcher?: Dispatcher;
-  /** Sent as `?fal_webhook=` with each submission: fal POSTs there once the request is done (fal-webhook.ts). */
+  /** Sent as `?fal_webhook=` with each submission: fal POSTs there once the request is done (fal-callback.ts). */
   readonly webhookUrl?: string;
 }
 
