@@ -110,8 +110,12 @@ function isTransientError(error: unknown): boolean {
   return (code !== undefined && TRANSIENT_CODES.has(code)) || error instanceof errors.SocketError;
 }
 
-/** The start of an answer's body, on one line, for an error message. */
-export function excerptOf(text: string): string {
+/**
+ * The start of an answer, on one line, for an error message: its body as text, or what it parsed to (written
+ * back as JSON).
+ */
+export function excerptOf(answer: unknown): string {
+  const text = typeof answer === 'string' ? answer : (JSON.stringify(answer) ?? String(answer));
   const line = text.replace(/\s+/g, ' ').trim();
   return line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
 }

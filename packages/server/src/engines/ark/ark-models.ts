@@ -5,7 +5,7 @@
  * which images play which role, and the reference media limits. The 1.0 lite models (being retired) are not
  * covered.
  */
-import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
+import type { EngineCapabilities } from '../../domain/engine-capabilities.js';
 import type { ArkModelFamily, ArkOptions } from './ark-options.js';
 
 export type ArkResolution = '480p' | '720p' | '1080p';
@@ -133,21 +133,4 @@ export function arkModelProfile(
   if (options.model_family) return ARK_MODEL_PROFILES[options.model_family];
   const found = FAMILY_PATTERNS.find(([pattern]) => pattern.test(options.model));
   return found && ARK_MODEL_PROFILES[found[1]];
-}
-
-/**
- * What a request routed to this engine may carry: `asset://` ids of Ark's asset library always, web search
- * where the model takes it. With `unsupported_inputs: drop` any inputs (the engine leaves out what the model
- * cannot take); for a model the engine cannot identify, anything too (such an engine refuses to start, so
- * nothing is rendered with it).
- */
-export function arkCapabilities(options: ArkOptions): EngineCapabilities {
-  const profile = arkModelProfile(options);
-  const inputs =
-    options.unsupported_inputs === 'drop'
-      ? ANY_INPUT
-      : profile
-        ? { ...profile.inputs, audio: profile.audio }
-        : ANY_INPUT;
-  return { ...inputs, webSearch: profile?.webSearch ?? true, assetIds: true };
 }

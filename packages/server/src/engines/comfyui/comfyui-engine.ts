@@ -1,9 +1,9 @@
 /**
  * The `comfyui` engine: runs the operator's ComfyUI workflow (exported in API format, with placeholders
- * filled from the job) on a ComfyUI server, on the remote-job base (hosted/remote-job-engine.ts). It uploads the
- * images the workflow uses and queues the prompt (the job, by its prompt id), polls `/history` until the prompt
- * has run, checking now and then that it is still queued, downloads the video the workflow saved and conforms it
- * to the contract's MP4. ComfyUI's websocket, where it opens, reports the sampling progress and wakes the next
+ * filled from the job: comfyui-request.ts) on a ComfyUI server, on the remote-job base
+ * (hosted/remote-job-engine.ts). It uploads the images the workflow uses and queues the prompt (the job, by its
+ * prompt id), polls `/history` until the prompt has run (comfyui-job.ts), checking now and then that it is still
+ * queued, downloads the video the workflow saved and conforms it to the contract's MP4. ComfyUI's websocket, where it opens, reports the sampling progress and wakes the next
  * poll as soon as the prompt has run.
  */
 import { randomUUID } from 'node:crypto';
@@ -23,9 +23,10 @@ import { abortReason, untilAborted } from '../until-aborted.js';
 import { ComfyUiClient, type QueuedPrompt } from './comfyui-client.js';
 import { type HistoryEntry, historyOutcome, type OutputFile, pickOutputFile } from './comfyui-job.js';
 import type { ComfyUiOptions } from './comfyui-options.js';
+import { imageIndexFor, jobValues } from './comfyui-request.js';
 import { ProgressSocket } from './progress-socket.js';
 import { SamplingProgress } from './sampling-progress.js';
-import { imageIndexFor, jobValues, type Workflow, WorkflowTemplate } from './workflow-template.js';
+import { type Workflow, WorkflowTemplate } from './workflow-template.js';
 
 const DEFAULT_POLL_INTERVAL_MS = 1_000;
 const SOCKET_OPEN_TIMEOUT_MS = 10_000;

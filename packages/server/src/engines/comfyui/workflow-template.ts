@@ -1,7 +1,7 @@
 /**
- * A ComfyUI workflow in API format (File → Export (API)) with `{{placeholders}}` in its string inputs, and
- * how a job fills them. A string that is exactly one numeric placeholder (`"{{seed}}"`) becomes a number;
- * a placeholder inside longer text is replaced by its text. Placeholders:
+ * A ComfyUI workflow in API format (File → Export (API)) with `{{placeholders}}` in its string inputs, filled
+ * with a job's values (comfyui-request.ts). A string that is exactly one numeric placeholder (`"{{seed}}"`)
+ * becomes a number; a placeholder inside longer text is replaced by its text. Placeholders:
  *
  *   {{prompt}} {{negative_prompt}} (empty)     {{seed}} {{width}} {{height}} {{fps}} {{duration}} (seconds)
  *   {{frames}} = {{length}} = duration × fps   {{frames_plus_one}} (the 8n+1 / 4n+1 counts of LTX-Video, Wan)
@@ -10,7 +10,6 @@
  * Image placeholders become the name ComfyUI gave the uploaded file, for a `LoadImage` node's `image` input.
  */
 import { readFileSync } from 'node:fs';
-import type { RenderJob } from '../../ports/engine.js';
 
 export interface WorkflowNode {
   readonly class_type: string;
@@ -79,36 +78,6 @@ function fillValue(value: unknown, values: PlaceholderValues): unknown {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, fillValue(item, values)]));
   }
   return value;
-}
-
-/** Which job image an image placeholder stands for (0-based), or a sentence saying why the job has none. */
-export function imageIndexFor(placeholder: string, imageCount: number): number | string {
-  if (placeholder === 'last_image') {
-    return imageCount >= 2
-      ? imageCount - 1
-      : `the workflow uses {{last_image}}, which needs two or more images, but the request has ${imageCount}`;
-  }
-  const index = placeholder === 'image' ? 0 : Number(placeholder.slice('image_'.length)) - 1;
-  if (index < imageCount) return index;
-  const field = `image_urls[${index}]`;
-  return `the workflow uses {{${placeholder}}}, but the request has no ${field} (it has ${imageCount} image${imageCount === 1 ? '' : 's'})`;
-}
-
-/** The text and number placeholders' values for `job`; image placeholders are added once uploaded. */
-export function jobValues(job: RenderJob): Map<string, string | number> {
-  const frames = Math.round(job.params.duration * job.fps);
-  return new Map<string, string | number>([
-    ['prompt', job.params.prompt],
-    ['negative_prompt', ''],
-    ['seed', job.params.seed],
-    ['width', job.frame.width],
-    ['height', job.frame.height],
-    ['fps', job.fps],
-    ['duration', job.params.duration],
-    ['frames', frames],
-    ['length', frames],
-    ['frames_plus_one', frames + 1],
-  ]);
 }
 
 function describeNodeProblem(id: string, node: unknown): string | undefined {

@@ -1,11 +1,7 @@
-/**
- * The `fal` engine type: a model on fal.ai's queue, its inputs the placeholders its `input` template uses (any,
- * with `unsupported_inputs: drop`).
- */
-import { ANY_INPUT } from '../../domain/engine-capabilities.js';
+/** The `fal` engine type: a model on fal.ai's queue, its inputs the placeholders its `input` template uses. */
 import type { EngineType } from '../engine-type.js';
-import { InputTemplate } from '../hosted/input-template.js';
 import { FalWebhookVerifier } from './fal-callback.js';
+import { falCapabilities } from './fal-capabilities.js';
 import { FalEngine } from './fal-engine.js';
 import { FalOptionsSchema } from './fal-options.js';
 
@@ -14,8 +10,7 @@ export const falEngineType: EngineType<typeof FalOptionsSchema> = {
   optionsSchema: FalOptionsSchema,
   hasUpstreamJobs: true,
   create: (name, options, context) => new FalEngine(name, options, context),
-  capabilities: (options) =>
-    options.unsupported_inputs === 'drop' ? ANY_INPUT : new InputTemplate(options.input).capabilities(),
+  capabilities: (options) => falCapabilities(options),
   callbacks: {
     verifier: (name, options, dispatcher) =>
       new FalWebhookVerifier({

@@ -1,12 +1,16 @@
 /**
- * Reading what a fal model answered at its response URL: the video's URL in its output (Seedance's output is
- * `{"video": {"url", "content_type", …}, "seed"}`: fal-ai/fal-js `types/endpoints.ts` `ModifyOutput`, `File`), or
- * why it failed. Model errors (https://docs.fal.ai/errors) are 4xx, typically 422, `{"detail": [{loc, msg, type,
- * …}]}` (legacy apps: `detail` as a plain string); a content checker's refusal has `type:
- * "content_policy_violation"` and is not retryable. Request errors (https://fal.ai/docs/documentation/model-apis/
- * request-errors) are `{"detail": "…", "error_type": "runner_disconnected"}`.
+ * A fal request's state as the queue and the model report it, read as a hosted task's status: IN_QUEUE is
+ * queued, IN_PROGRESS running (fal reports no finer progress); once COMPLETED, what the model answered at the
+ * response URL says how it ended: the video's URL in its output (Seedance's output is `{"video": {"url",
+ * "content_type", …}, "seed"}`: fal-ai/fal-js `types/endpoints.ts` `ModifyOutput`, `File`), or why it failed.
+ * Model errors (https://docs.fal.ai/errors) are 4xx, typically 422, `{"detail": [{loc, msg, type, …}]}` (legacy
+ * apps: `detail` as a plain string); a content checker's refusal has `type: "content_policy_violation"` and is
+ * not retryable. Request errors (https://fal.ai/docs/documentation/model-apis/request-errors) are `{"detail":
+ * "…", "error_type": "runner_disconnected"}`.
  */
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { excerptOf } from '../upstream-request.js';
+import type { FalAnswer, FalQueueStatus } from './fal-client.js';
 
 const CONTENT_POLICY = 'content_policy_violation';
 const MESSAGE_CHARS = 500;
@@ -23,7 +27,7 @@ function shortened(text: string): string {
 }
 
 /** The value at a dotted path (`video.url`, `videos.0.url`) in the model's output. */
-export function valueAt(output: unknown, path: string): unknown {
+function valueAt(output: unknown, path: string): unknown {
   let current = output;
   for (const key of path.split('.')) {
     if (Array.isArray(current) && /^\d+$/.test(key)) current = current[Number(key)];
@@ -45,7 +49,7 @@ function describeItem(item: unknown): { text: string; type?: string } {
 }
 
 /** Why the model's error answer failed the request; a content checker's refusal is `refused`. */
-export function falFailure(status: number, body: string): Failure {
+function falFailure(status: number, body: string): Failure {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -68,4 +72,23 @@ export function falFailure(status: number, body: string): Failure {
     isRecord(parsed) && typeof parsed.error_type === 'string' ? ` (${parsed.error_type})` : '';
   const text = typeof detail === 'string' ? detail : JSON.stringify(parsed);
   return { refused: false, message: `the model answered HTTP ${status}${errorType}: ${shortened(text)}` };
+}
+
+/** A request the queue still has: IN_QUEUE queued, IN_PROGRESS running. */
+export function falQueueState(status: Exclude<FalQueueStatus, 'COMPLETED'>): HostedStatus<string> {
+  return { state: status === 'IN_QUEUE' ? 'queued' : 'running' };
+}
+
+/** How a COMPLETED request ended: the video's URL at `resultPath` in the model's output, or why it failed. */
+export function falOutcome(answer: FalAnswer, resultPath: string): HostedStatus<string> {
+  if (!answer.ok) return { state: 'failed', failure: falFailure(answer.status, answer.body) };
+  const url = valueAt(answer.output, resultPath);
+  if (typeof url === 'string' && /^https?:\/\//i.test(url)) return { state: 'succeeded', result: url };
+  return {
+    state: 'failed',
+    failure: {
+      refused: false,
+      message: `the model's output has no video URL at ${resultPath}: ${excerptOf(answer.output)}`,
+    },
+  };
 }

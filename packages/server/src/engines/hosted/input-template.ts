@@ -16,7 +16,7 @@
  * job has them. Which placeholders a template uses also says which inputs the engine can take, and whether its
  * model makes sound: a template without `{{generate_audio}}` makes none (any track the model makes is removed).
  */
-import type { EngineCapabilities } from '../../domain/engine-capabilities.js';
+import { ANY_INPUT, type EngineCapabilities } from '../../domain/engine-capabilities.js';
 
 export type TemplateValue = string | number | boolean | readonly string[];
 export type TemplateValues = ReadonlyMap<string, TemplateValue>;
@@ -129,5 +129,24 @@ export class InputTemplate {
       referenceAudios: most('audios', 'audio', 3),
       audio: uses('generate_audio'),
     };
+  }
+}
+
+/**
+ * What an engine of a template (fal, Replicate) can take, from its options alone: the inputs its `input` has
+ * placeholders for, or with `unsupported_inputs: drop` anything (the template leaves out what it has no place
+ * for).
+ */
+export function templateCapabilities(options: {
+  readonly input: Readonly<Record<string, unknown>>;
+  readonly unsupported_inputs?: 'refuse' | 'drop';
+}): EngineCapabilities {
+  if (options.unsupported_inputs === 'drop') return ANY_INPUT;
+  try {
+    return new InputTemplate(options.input).capabilities();
+  } catch {
+    // A template with an unknown placeholder stops the worker that would build this engine, naming the
+    // placeholder; an API process that builds no engines has nothing better to refuse with.
+    return ANY_INPUT;
   }
 }

@@ -1,6 +1,6 @@
 /** The `local` engine type: the built-in procedural renderer, which draws every input itself. */
-import { ANY_INPUT } from '../../domain/engine-capabilities.js';
 import type { EngineType } from '../engine-type.js';
+import { localCapabilities } from './local-capabilities.js';
 import { LocalEngine } from './local-engine.js';
 import { LocalOptionsSchema } from './local-options.js';
 
@@ -9,5 +9,5 @@ export const localEngineType: EngineType<typeof LocalOptionsSchema> = {
   optionsSchema: LocalOptionsSchema,
   hasUpstreamJobs: false,
   create: (_name, _options, context) => new LocalEngine({ ffmpegPath: context.ffmpegPath }),
-  capabilities: () => ANY_INPUT,
+  capabilities: () => localCapabilities(),
 };

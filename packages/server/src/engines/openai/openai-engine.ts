@@ -2,27 +2,24 @@
  * The `openai` engine: hands each job to a server with OpenAI's Videos API (OpenAI itself, or SGLang Diffusion
  * and vLLM-Omni serving Wan or HunyuanVideo), in that server's dialect (`server`: its fields, encoding, sizes
  * and durations; video-server-dialect.ts). It creates a video (`POST /v1/videos`, the first image fitted to
- * the chosen size as `input_reference`), polls it until it is done, downloads its content and conforms it to
- * the job (hosted/remote-job-engine.ts). When the wait ends any other way (cancel, lost lease, the task's time limit), it deletes the video
- * where the server lets it, which on vLLM-Omni stops the work; OpenAI cannot stop a started video and SGLang
- * only forgets it.
+ * the chosen size as `input_reference`: openai-request.ts), polls it until it is done (openai-job.ts), downloads
+ * its content and conforms it to the job (hosted/remote-job-engine.ts). When the wait ends any other way
+ * (cancel, lost lease, the task's time limit), it deletes the video where the server lets it, which on vLLM-Omni
+ * stops the work; OpenAI cannot stop a started video and SGLang only forgets it.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
-import { frameCount } from '../frame-count.js';
-import type { HostedStatus } from '../hosted/hosted-task.js';
 import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
-import { chooseSeconds, chooseSize, parseSize } from '../size-mapping.js';
 import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { EXCERPT_CHARS, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
-import { readImageUpload } from './image-upload.js';
-import { parseVideoObject, type VideoObject } from './openai-job.js';
+import { openAiStatus, parseVideoObject, type VideoObject } from './openai-job.js';
 import type { OpenAiOptions } from './openai-options.js';
+import { openAiCreateRequest } from './openai-request.js';
 import type { VideoServerDialect } from './video-server-dialect.js';
 import { VIDEO_SERVER_DIALECTS } from './video-server-dialects.js';
 
@@ -125,7 +122,7 @@ export class OpenAiEngine extends RemoteJobEngine<string> {
   protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<string> {
     return {
       submit: async () => ({ id: (await this.#create(job, calls)).id }),
-      poll: async ({ id }) => this.#status(await this.#read(id, calls)),
+      poll: async ({ id }) => openAiStatus(await this.#read(id, calls)),
       download: (id, path) =>
         fetchUpstreamFile(
           { method: 'GET', url: this.#videoUrl(id, '/content'), headers: this.#headers() },
@@ -135,44 +132,9 @@ export class OpenAiEngine extends RemoteJobEngine<string> {
     };
   }
 
-  #status(video: VideoObject): HostedStatus<string> {
-    const progress = video.progress === undefined ? {} : { progress: video.progress / 100 };
-    switch (video.status) {
-      case 'completed':
-        return { state: 'succeeded', result: video.id };
-      case 'failed': {
-        const reason = video.error?.message ?? video.error?.code ?? 'no reason given';
-        return {
-          state: 'failed',
-          failure: { refused: false, message: `the server failed the video: ${reason}` },
-        };
-      }
-      case 'in_progress':
-        return { state: 'running', ...progress };
-      default:
-        return { state: 'queued', ...progress };
-    }
-  }
-
-  /** `POST /v1/videos` in the server's dialect, with the frame size and duration mapped onto what it takes. */
+  /** `POST /v1/videos` in the server's dialect (openai-request.ts). */
   async #create(job: RenderJob, calls: UpstreamCalls): Promise<VideoObject> {
-    const options = this.#options;
-    const size = chooseSize(job.frame, options.sizes ?? this.#dialect.defaultSizes(options.model));
-    const seconds = chooseSeconds(job.params.duration, options.seconds ?? this.#dialect.defaultSeconds);
-    const first = job.images[0];
-    const request = this.#dialect.createRequest({
-      model: options.model,
-      prompt: job.params.prompt,
-      size,
-      seconds,
-      seed: job.params.seed,
-      frames:
-        options.fps === undefined
-          ? undefined
-          : { fps: options.fps, count: frameCount(seconds * options.fps, options.frame_step) },
-      extra: options.extra_body ?? {},
-      image: first && (await readImageUpload(first.path, parseSize(size), this.label)),
-    });
+    const request = await openAiCreateRequest(job, this.#options, this.#dialect, this.label);
     const answer = await upstreamJson<unknown>(
       {
         method: 'POST',

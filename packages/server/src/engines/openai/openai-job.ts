@@ -1,4 +1,9 @@
-/** The video object of OpenAI's Videos API, as `POST /v1/videos` and `GET /v1/videos/{id}` answer it. */
+/**
+ * The video object of OpenAI's Videos API, as `POST /v1/videos` and `GET /v1/videos/{id}` answer it, read as a
+ * hosted task's status: `queued`, `in_progress` with `progress` 0..100 where the server reports it, `completed`
+ * (its content is downloaded by the video's id) or `failed` with its `error`.
+ */
+import type { HostedStatus } from '../hosted/hosted-task.js';
 
 export const VIDEO_STATUSES = ['queued', 'in_progress', 'completed', 'failed'] as const;
 export type VideoStatus = (typeof VIDEO_STATUSES)[number];
@@ -37,4 +42,24 @@ export function parseVideoObject(value: unknown): VideoObject | undefined {
     };
   }
   return video;
+}
+
+/** The video as a hosted status; the result is its id, which its content is downloaded by. */
+export function openAiStatus(video: VideoObject): HostedStatus<string> {
+  const progress = video.progress === undefined ? {} : { progress: video.progress / 100 };
+  switch (video.status) {
+    case 'completed':
+      return { state: 'succeeded', result: video.id };
+    case 'failed': {
+      const reason = video.error?.message ?? video.error?.code ?? 'no reason given';
+      return {
+        state: 'failed',
+        failure: { refused: false, message: `the server failed the video: ${reason}` },
+      };
+    }
+    case 'in_progress':
+      return { state: 'running', ...progress };
+    default:
+      return { state: 'queued', ...progress };
+  }
 }

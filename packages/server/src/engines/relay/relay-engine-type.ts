@@ -1,9 +1,6 @@
-/**
- * The `relay` engine type: another server of this API, which checks the inputs itself, so nothing is refused
- * here.
- */
-import { ANY_INPUT } from '../../domain/engine-capabilities.js';
+/** The `relay` engine type: another server of this API, which checks the inputs itself. */
 import type { EngineType } from '../engine-type.js';
+import { relayCapabilities } from './relay-capabilities.js';
 import { RelayEngine } from './relay-engine.js';
 import { RelayOptionsSchema } from './relay-options.js';
 
@@ -12,5 +9,5 @@ export const relayEngineType: EngineType<typeof RelayOptionsSchema> = {
   optionsSchema: RelayOptionsSchema,
   hasUpstreamJobs: true,
   create: (name, options, context) => new RelayEngine(name, options, context),
-  capabilities: () => ANY_INPUT,
+  capabilities: () => relayCapabilities(),
 };

@@ -1,19 +1,19 @@
 /**
- * The `relay` engine: hands a task to another server of this same API (another videogen, or a provider's),
- * polls its task, downloads the video from the signed result link and conforms it (hosted/remote-job-engine.ts).
+ * The `relay` engine: hands a task to another server of this same API (another videogen, or a provider's;
+ * relay-request.ts), polls its task (relay-job.ts), downloads the video from the signed result link and conforms
+ * it (hosted/remote-job-engine.ts).
  * A render that is stopped here asks the other server to cancel its task.
  */
 import { randomBytes } from 'node:crypto';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
 import type { RenderJob } from '../../ports/engine.js';
 import type { EngineContext } from '../engine-context.js';
-import type { HostedStatus } from '../hosted/hosted-task.js';
 import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import { type UpstreamOptions, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { checkRelay } from './relay-check.js';
-import { isFinalStatus, type RelayTask, readRelayTask, relayFailure } from './relay-job.js';
+import { type RelayTask, readRelayTask, relayStatus } from './relay-job.js';
 import type { RelayOptions } from './relay-options.js';
 import { type RelayCreateBody, relayCreateBody } from './relay-request.js';
 
@@ -66,37 +66,11 @@ export class RelayEngine extends RemoteJobEngine<string> {
       submit: async () => ({
         id: (await this.#create(job, await relayCreateBody(job, this.#options.model), upstream)).id,
       }),
-      poll: async ({ id }) => this.#status(await this.#read(id, calls)),
+      poll: async ({ id }) => relayStatus(await this.#read(id, calls), this.label),
       // Signed: the key is not sent with it.
       download: (link, path) =>
         fetchUpstreamFile({ method: 'GET', url: new URL(link, `${this.#base}/`) }, path, upstream),
     };
-  }
-
-  #status(task: RelayTask): HostedStatus<string> {
-    const progress = Math.max(0, Math.min(100, task.progress)) / 100;
-    if (!isFinalStatus(task.status)) {
-      return { state: task.status === 'pending' ? 'queued' : 'running', progress };
-    }
-    if (task.status !== 'completed') {
-      const failure = relayFailure(task, this.label);
-      return {
-        state: 'failed',
-        failure: {
-          refused: false,
-          code: failure.code,
-          message: failure.message.replace(`${this.label}: `, ''),
-        },
-      };
-    }
-    const link = task.results[0];
-    if (!link) {
-      return {
-        state: 'failed',
-        failure: { refused: false, message: `its task ${task.id} completed without a result link.` },
-      };
-    }
-    return { state: 'succeeded', progress, result: link };
   }
 
   /**

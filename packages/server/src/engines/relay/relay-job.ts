@@ -1,9 +1,11 @@
 /**
- * The other server's task object, read defensively (it may be another implementation of the API), and what
- * its failure becomes here: asset problems keep their code, so the client learns its asset was at fault;
- * everything else is `upstream_error` quoting the other server's code and message.
+ * The other server's task object, read defensively (it may be another implementation of the API), as a hosted
+ * task's status: its progress, its first result link once completed, and what its failure becomes here: asset
+ * problems keep their code, so the client learns its asset was at fault; everything else is `upstream_error`
+ * quoting the other server's code and message.
  */
 import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
+import type { HostedStatus } from '../hosted/hosted-task.js';
 
 export interface RelayTask {
   readonly id: string;
@@ -48,7 +50,7 @@ export function readRelayTask(value: unknown, label: string): RelayTask {
 }
 
 /** Statuses after which the task does not change. */
-export function isFinalStatus(status: string): boolean {
+function isFinalStatus(status: string): boolean {
   return status === 'completed' || status === 'failed' || status === 'cancelled' || status === 'expired';
 }
 
@@ -63,4 +65,27 @@ export function relayFailure(task: RelayTask, label: string): TaskFailure {
     'upstream_error',
     `${label}: its task ${task.id} ${task.status === 'failed' ? 'failed' : `ended ${task.status}`} with ${code}${message ? `: ${message}` : '.'}`,
   );
+}
+
+/** The task as a hosted status; the result is its first result link, signed, maybe on another host. */
+export function relayStatus(task: RelayTask, label: string): HostedStatus<string> {
+  const progress = Math.max(0, Math.min(100, task.progress)) / 100;
+  if (!isFinalStatus(task.status)) {
+    return { state: task.status === 'pending' ? 'queued' : 'running', progress };
+  }
+  if (task.status !== 'completed') {
+    const failure = relayFailure(task, label);
+    return {
+      state: 'failed',
+      failure: { refused: false, code: failure.code, message: failure.message.replace(`${label}: `, '') },
+    };
+  }
+  const link = task.results[0];
+  if (!link) {
+    return {
+      state: 'failed',
+      failure: { refused: false, message: `its task ${task.id} completed without a result link.` },
+    };
+  }
+  return { state: 'succeeded', progress, result: link };
 }
