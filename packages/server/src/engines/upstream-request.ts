@@ -50,7 +50,7 @@ const DEFAULT_ATTEMPT_TIMEOUT_MS = 60_000;
 const DEFAULT_BASE_DELAY_MS = 500;
 const DEFAULT_MAX_DELAY_MS = 30_000;
 /** The most characters of an upstream answer that an error message quotes. */
-export const EXCERPT_CHARS = 300;
+const EXCERPT_CHARS = 300;
 
 const TRANSIENT_CODES = new Set([
   'ECONNRESET',
@@ -235,10 +235,9 @@ export async function upstreamJson<T>(call: UpstreamCall, options: UpstreamOptio
   try {
     return JSON.parse(text) as T;
   } catch (error) {
-    const excerpt = text.replace(/\s+/g, ' ').slice(0, EXCERPT_CHARS);
     throw new TaskFailure(
       'upstream_error',
-      `${options.label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${excerpt}`,
+      `${options.label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${excerptOf(text)}`,
       { cause: error },
     );
   }

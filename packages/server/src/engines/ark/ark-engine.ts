@@ -18,6 +18,7 @@ import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
+  excerptOf,
   isTransientStatus,
   UpstreamAnswer,
   type UpstreamCall,
@@ -176,7 +177,7 @@ export class ArkEngine extends RemoteJobEngine<ArkResult> {
     } catch (error) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${text.slice(0, 200)}`,
+        `${this.label}: ${call.method} ${new URL(call.url).pathname} answered something that is not JSON: ${excerptOf(text)}`,
         { cause: error },
       );
     }

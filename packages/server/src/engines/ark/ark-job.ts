@@ -12,6 +12,7 @@
  */
 import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { excerptOf } from '../upstream-request.js';
 
 export interface ArkError {
   readonly code: string;
@@ -71,7 +72,7 @@ export function createdTaskId(answer: unknown, label: string): string {
   if (typeof id === 'string' && id !== '') return id;
   throw new TaskFailure(
     'upstream_error',
-    `${label}: Ark answered the create request without a task id: ${JSON.stringify(answer)?.slice(0, 200)}`,
+    `${label}: Ark answered the create request without a task id: ${excerptOf(answer)}`,
   );
 }
 
@@ -118,7 +119,7 @@ export function arkTaskStatus(answer: unknown, label: string): HostedStatus<ArkR
     default:
       throw new TaskFailure(
         'upstream_error',
-        `${label}: Ark answered something that is not a task: ${JSON.stringify(answer)?.slice(0, 200)}`,
+        `${label}: Ark answered something that is not a task: ${excerptOf(answer)}`,
       );
   }
 }

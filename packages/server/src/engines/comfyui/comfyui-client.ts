@@ -11,7 +11,7 @@ import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
 import {
-  EXCERPT_CHARS,
+  excerptOf,
   isTransientStatus,
   type UpstreamCall,
   type UpstreamOptions,
@@ -234,8 +234,7 @@ export class ComfyUiClient {
     }
     if (refusal)
       return new TaskFailure('upstream_error', `${this.#label}: ComfyUI refused the workflow: ${refusal}`);
-    const line = body.replace(/\s+/g, ' ').trim();
-    const excerpt = line.length > EXCERPT_CHARS ? `${line.slice(0, EXCERPT_CHARS)}…` : line;
+    const excerpt = excerptOf(body);
     return new TaskFailure(
       'upstream_error',
       `${this.#label}: POST /prompt answered HTTP ${status}${excerpt ? `: ${excerpt}` : ''}`,

@@ -69,11 +69,6 @@ export interface FalCallLimits {
   readonly deadline: number;
 }
 
-function excerpt(value: unknown): string {
-  const text = (typeof value === 'string' ? value : JSON.stringify(value)) ?? String(value);
-  return excerptOf(text);
-}
-
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
@@ -115,7 +110,7 @@ export class FalQueue {
     if (!isRecord(answer) || typeof id !== 'string' || id === '') {
       throw new TaskFailure(
         'upstream_error',
-        `${this.#target.label}: POST /${this.#target.model} answered without a request_id: ${excerpt(answer)}`,
+        `${this.#target.label}: POST /${this.#target.model} answered without a request_id: ${excerptOf(answer)}`,
       );
     }
     const urls: Record<string, string> = {};
@@ -166,7 +161,7 @@ export class FalQueue {
     if (typeof status === 'string' && STATUSES.includes(status)) return status as FalQueueStatus;
     throw new TaskFailure(
       'upstream_error',
-      `${this.#target.label}: the queue answered an unknown status for request ${request.id}: ${excerpt(answer)}`,
+      `${this.#target.label}: the queue answered an unknown status for request ${request.id}: ${excerptOf(answer)}`,
     );
   }
 
@@ -243,7 +238,7 @@ export class FalQueue {
     } catch (error) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.#target.label}: GET ${url.pathname} answered something that is not JSON: ${excerpt(text)}`,
+        `${this.#target.label}: GET ${url.pathname} answered something that is not JSON: ${excerptOf(text)}`,
         { cause: error },
       );
     }

@@ -56,7 +56,7 @@ function falFailure(status: number, body: string): Failure {
   } catch {
     return {
       refused: false,
-      message: `the model answered HTTP ${status}: ${shortened(body) || 'no reason given'}`,
+      message: `the model answered HTTP ${status}: ${excerptOf(body) || 'no reason given'}`,
     };
   }
   const detail = isRecord(parsed) ? parsed.detail : undefined;

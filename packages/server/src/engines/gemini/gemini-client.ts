@@ -15,7 +15,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TaskFailure } from '../../domain/errors.js';
 import {
-  EXCERPT_CHARS,
+  excerptOf,
   UpstreamAnswer,
   type UpstreamCall,
   type UpstreamOptions,
@@ -85,11 +85,10 @@ export async function geminiJson<T>(
       try {
         return JSON.parse(body) as T;
       } catch (cause) {
-        const excerpt = body.replace(/\s+/g, ' ').slice(0, EXCERPT_CHARS);
         const path = new URL(call.url).pathname;
         throw new TaskFailure(
           'upstream_error',
-          `${label}: ${call.method} ${path} answered something that is not JSON: ${excerpt}`,
+          `${label}: ${call.method} ${path} answered something that is not JSON: ${excerptOf(body)}`,
           { cause },
         );
       }

@@ -15,6 +15,7 @@
  */
 import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { excerptOf } from '../upstream-request.js';
 
 /** `models/{model}/operations/{id}`: polled as `GET /v1beta/{name}`. */
 const OPERATION_NAME = /^models\/[A-Za-z0-9._-]+\/operations\/[A-Za-z0-9_-]+$/;
@@ -44,18 +45,13 @@ function field(value: unknown, key: string): unknown {
     : undefined;
 }
 
-function excerpt(answer: unknown): string {
-  const text = JSON.stringify(answer) ?? String(answer);
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
-}
-
 /** The operation's name from the submit's answer. */
 export function operationName(answer: unknown, label: string): string {
   const name = field(answer, 'name');
   if (typeof name === 'string' && OPERATION_NAME.test(name)) return name;
   throw new TaskFailure(
     'upstream_error',
-    `${label}: the Gemini API answered the submit without an operation name: ${excerpt(answer)}`,
+    `${label}: the Gemini API answered the submit without an operation name: ${excerptOf(answer)}`,
   );
 }
 
@@ -79,7 +75,7 @@ export function veoStatus(answer: unknown, label: string): HostedStatus<string> 
   if (typeof field(answer, 'name') !== 'string') {
     throw new TaskFailure(
       'upstream_error',
-      `${label}: the Gemini API answered a poll with something that is not an operation: ${excerpt(answer)}`,
+      `${label}: the Gemini API answered a poll with something that is not an operation: ${excerptOf(answer)}`,
     );
   }
   if (field(answer, 'done') !== true) return { state: 'running' };
@@ -98,6 +94,6 @@ export function veoStatus(answer: unknown, label: string): HostedStatus<string> 
   if (typeof uri === 'string' && uri) return { state: 'succeeded', result: uri };
   throw new TaskFailure(
     'upstream_error',
-    `${label}: Veo finished the video but gave no URI to download it from: ${excerpt(answer)}`,
+    `${label}: Veo finished the video but gave no URI to download it from: ${excerptOf(answer)}`,
   );
 }

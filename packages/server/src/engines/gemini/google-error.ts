@@ -5,6 +5,7 @@
  * the `RetryInfo` delay and the `QuotaFailure` quota. The Gemini API sends no `Retry-After` header: how long
  * to wait is only in `RetryInfo.retryDelay`, a protobuf Duration such as "33s" or "34.4s".
  */
+import { excerptOf } from '../upstream-request.js';
 
 export interface GoogleError {
   readonly httpStatus: number;
@@ -74,7 +75,7 @@ export function parseGoogleError(httpStatus: number, body: string): GoogleError 
     return {
       httpStatus,
       status: undefined,
-      message: oneLine(body),
+      message: excerptOf(body),
       reason: undefined,
       retryDelayMs: undefined,
       lastingQuota: false,

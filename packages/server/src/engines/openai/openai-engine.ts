@@ -16,7 +16,7 @@ import { CANCEL_TIMEOUT_MS } from '../hosted/hosted-task.js';
 import { RemoteJobEngine, type RemoteJobSteps, type UpstreamCalls } from '../hosted/remote-job-engine.js';
 import { checkTimeLimit, upstreamCheck } from '../upstream-check.js';
 import { fetchUpstreamFile } from '../upstream-file.js';
-import { EXCERPT_CHARS, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
+import { excerptOf, UpstreamRefusal, upstreamJson, upstreamRequest } from '../upstream-request.js';
 import { openAiStatus, parseVideoObject, type VideoObject } from './openai-job.js';
 import type { OpenAiOptions } from './openai-options.js';
 import { openAiCreateRequest } from './openai-request.js';
@@ -202,11 +202,9 @@ export class OpenAiEngine extends RemoteJobEngine<string> {
   #videoObject(answer: unknown, what: string): VideoObject {
     const video = parseVideoObject(answer);
     if (video) return video;
-    const text = JSON.stringify(answer) ?? String(answer);
-    const excerpt = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
     throw new TaskFailure(
       'upstream_error',
-      `${this.label}: ${what} answered something that is not a video object: ${excerpt}`,
+      `${this.label}: ${what} answered something that is not a video object: ${excerptOf(answer)}`,
     );
   }
 

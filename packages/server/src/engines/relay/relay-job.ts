@@ -6,6 +6,7 @@
  */
 import { type TaskErrorCode, TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
+import { excerptOf } from '../upstream-request.js';
 
 export interface RelayTask {
   readonly id: string;
@@ -29,8 +30,7 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 export function readRelayTask(value: unknown, label: string): RelayTask {
   const task = asRecord(value);
   if (typeof task?.id !== 'string' || task.id === '' || typeof task.status !== 'string') {
-    const excerpt = JSON.stringify(value)?.slice(0, 200) ?? String(value);
-    throw new TaskFailure('upstream_error', `${label}: its answer is not a task: ${excerpt}`);
+    throw new TaskFailure('upstream_error', `${label}: its answer is not a task: ${excerptOf(value)}`);
   }
   const error = asRecord(task.error);
   return {

@@ -236,7 +236,7 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
     if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
       throw new TaskFailure(
         'upstream_error',
-        `${this.label}: the prediction's output is not a video URL: ${excerptOf(output).slice(0, 100)}`,
+        `${this.label}: the prediction's output is not a video URL: ${excerptOf(output)}`,
       );
     }
     const ownHost = url.origin === new URL(this.#baseUrl).origin;
@@ -250,10 +250,9 @@ export class ReplicateEngine extends RemoteJobEngine<string> {
   #prediction(answer: unknown, what: string): Prediction {
     const prediction = parsePrediction(answer);
     if (prediction) return prediction;
-    const text = typeof answer === 'string' ? answer : (JSON.stringify(answer) ?? String(answer));
     throw new TaskFailure(
       'upstream_error',
-      `${this.label}: ${what} answered something that is not a prediction: ${excerptOf(text)}`,
+      `${this.label}: ${what} answered something that is not a prediction: ${excerptOf(answer)}`,
     );
   }
 

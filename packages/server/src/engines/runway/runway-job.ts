@@ -7,7 +7,7 @@
  */
 import { TaskFailure } from '../../domain/errors.js';
 import type { HostedStatus } from '../hosted/hosted-task.js';
-import { EXCERPT_CHARS } from '../upstream-request.js';
+import { excerptOf } from '../upstream-request.js';
 
 const REFUSAL_CODE_PREFIXES = ['SAFETY.', 'INPUT_PREPROCESSING.SAFETY.'];
 
@@ -18,11 +18,9 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
 }
 
 function notATask(value: unknown, what: string, label: string): TaskFailure {
-  const text = JSON.stringify(value) ?? String(value);
-  const excerpt = text.length > EXCERPT_CHARS ? `${text.slice(0, EXCERPT_CHARS)}…` : text;
   return new TaskFailure(
     'upstream_error',
-    `${label}: ${what} answered something that is not a task: ${excerpt}`,
+    `${label}: ${what} answered something that is not a task: ${excerptOf(value)}`,
   );
 }
 
