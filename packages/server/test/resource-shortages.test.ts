@@ -233,6 +233,44 @@ describe('a full disk', () => {
   }
 });
 
+describe('a storage that fails', () => {
+  it('fails a task whose video cannot be stored with internal_error, saying so, and stays ready', async () => {
+    const server = await start(
+      { VIDEOGEN_WORKER_CONCURRENCY: '1' },
+      {
+        engine: {
+          name: 'instant',
+          async render(job) {
+            await writeFile(job.outputPath, 'a video');
+          },
+          async check() {},
+        },
+      },
+    );
+    try {
+      server.storageFaults.set(
+        'putFile',
+        () => new Error('connect ECONNREFUSED 10.0.0.9:9000 (bucket videos)'),
+      );
+      const created = await server.api.create(TEXT);
+      assert.equal(created.status, 200);
+      const task = await until(async () => {
+        const { body } = await server.api.get(created.body.id);
+        return body.status === 'failed' ? (body as PublicTask) : undefined;
+      }, 'the task failed');
+      assert.deepEqual(task.error, {
+        code: 'internal_error',
+        message: 'The video was generated but the server could not store it.',
+      });
+      const line = server.log.find((entry) => entry.msg === 'could not store the video');
+      assert.match(String((line?.err as { message?: string } | undefined)?.message), /ECONNREFUSED/);
+      assert.deepEqual(await server.readyz(), { status: 200, body: { status: 'ready' } });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('the space alarm', () => {
   it('is raised for its hold after the last write that failed for lack of space, then lapses', () => {
     let now = 1_000_000;

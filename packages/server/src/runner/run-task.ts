@@ -232,10 +232,20 @@ async function execute(
     progress.update('store', 0);
     const key = resultKey(task.id);
     stored = [key];
-    await deps.storage.putFile(key, outputPath, 'video/mp4');
-    if (lastFrame) {
-      stored.push(lastFrameKey(task.id));
-      await deps.storage.putFile(lastFrameKey(task.id), lastFrame, 'image/png');
+    try {
+      await deps.storage.putFile(key, outputPath, 'video/mp4');
+      if (lastFrame) {
+        stored.push(lastFrameKey(task.id));
+        await deps.storage.putFile(lastFrameKey(task.id), lastFrame, 'image/png');
+      }
+    } catch (error) {
+      if (noSpaceLeft(error) || signal.aborted) throw error;
+      // The storage's own words (a bucket, an endpoint) are for the log, not the task's owner; and the engine
+      // did its part, so `generation_failed` would blame the wrong side.
+      log.error({ err: error }, 'could not store the video');
+      throw new TaskFailure('internal_error', 'The video was generated but the server could not store it.', {
+        cause: error,
+      });
     }
     await progress.settle();
     const completed = await deps.store.completeTask(claim, key);
