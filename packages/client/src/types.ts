@@ -219,6 +219,10 @@ export interface Model<M extends ModelId = ModelId> {
   readonly aspect_ratios: readonly AspectRatio[];
   /** Whether every engine the model is routed to makes sound; when false, `generate_audio: true` is refused. */
   readonly generate_audio: boolean;
+  /** Whether `web_search: true` is taken: a text model every engine of whose route can search the web. */
+  readonly web_search: boolean;
+  /** Whether the asset fields may hold `asset://<id>` ids: every engine of the route takes them (Ark). */
+  readonly asset_ids: boolean;
   /**
    * Whether a task created now would be rendered: some worker serving the model is running, and some engine it
    * is routed to is not cut off by its circuit breaker. A task of an unavailable model is still accepted; it

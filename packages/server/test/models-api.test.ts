@@ -77,6 +77,8 @@ describe('GET /v1/models', () => {
       qualities: ['480p', '720p', '1080p'],
       aspect_ratios: ['16:9', '9:16', '1:1', '4:3', '3:4', '21:9', 'adaptive'],
       generate_audio: true,
+      web_search: false,
+      asset_ids: false,
       available: true,
     });
     assert.deepEqual(byId(list, 'videogen-2.0-fast-image-to-video').inputs, {
@@ -118,9 +120,16 @@ describe('GET /v1/models', () => {
         '    base_url: http://127.0.0.1:9',
         '    api_key: key_not_used',
         '    model: gen4_turbo',
+        '  seedance:',
+        '    type: ark',
+        '    base_url: http://127.0.0.1:9',
+        '    api_key: key_not_used',
+        '    model: dreamina-seedance-2-0-260128',
         'models:',
         '  videogen-2.0-image-to-video: [local, turbo]',
         '  videogen-2.0-fast-image-to-video: local',
+        '  videogen-2.0-fast-text-to-video: seedance',
+        '  videogen-2.0-reference-to-video: seedance',
         'routing:',
         '  circuit_breaker: { failures: 1, cooldown_seconds: 3600 }',
         '',
@@ -136,6 +145,21 @@ describe('GET /v1/models', () => {
     // gen4_turbo makes no sound (Runway takes no `audio` for it); the local engine makes its own soundtrack.
     assert.equal(byId(list, 'videogen-2.0-image-to-video').generate_audio, false);
     assert.equal(byId(list, 'videogen-2.0-fast-image-to-video').generate_audio, true);
+    // Seedance 2.0 on Ark searches the web for a text task and takes ids of Ark's asset library; a route with
+    // another engine beside Ark does neither, as no model routed elsewhere does.
+    assert.deepEqual(
+      [
+        'videogen-2.0-fast-text-to-video',
+        'videogen-2.0-reference-to-video',
+        'videogen-2.0-image-to-video',
+      ].map((id) => [byId(list, id).web_search, byId(list, id).asset_ids]),
+      [
+        [true, true],
+        [false, true],
+        [false, false],
+      ],
+    );
+    assert.equal(byId(list, 'videogen-2.0-text-to-video').web_search, false, 'routed elsewhere');
     assert.equal(byId(list, 'videogen-2.0-text-to-video').available, false, 'not in the engines file');
     assert.equal(
       byId(list, 'videogen-2.0-text-to-video').generate_audio,

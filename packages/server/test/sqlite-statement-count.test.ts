@@ -385,7 +385,8 @@ function operationsOf(store: Store): string[] {
       if (typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function') names.add(name);
     }
   }
-  for (const lifecycle of ['constructor', 'migrate', 'close', 'closeDatabase', 'createWorkSignal']) names.delete(lifecycle);
+  for (const lifecycle of ['constructor', 'migrate', 'close', 'closeDatabase', 'createWorkSignal'])
+    names.delete(lifecycle);
   return [...names].sort();
 }
 

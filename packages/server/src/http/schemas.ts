@@ -364,6 +364,14 @@ export const ModelSchema = Type.Object(
       description:
         'Whether every engine the model is routed to makes a soundtrack of its own. When false, `generate_audio: true` is refused (`input_not_supported`) and a request that leaves it out gets false.',
     }),
+    web_search: Type.Boolean({
+      description:
+        'Whether a request may set `web_search: true`: a text model every engine of whose route can search the web (Seedance 2.x on Ark). When false, it is refused (`input_not_supported`).',
+    }),
+    asset_ids: Type.Boolean({
+      description:
+        "Whether the asset fields may hold `asset://<id>` ids of the provider's asset library: every engine of the route takes them (Ark). When false, they are refused (`input_not_supported`).",
+    }),
     available: Type.Boolean({
       description:
         'Whether a task created now would be rendered: some live worker serves the model and some engine of its route is not cut off by its circuit breaker. Tasks of an unavailable model are still accepted; they wait.',

@@ -36,6 +36,10 @@ export interface PublicModel {
   aspect_ratios: AspectRatio[];
   /** Whether its engines make sound (`generate_audio`). */
   generate_audio: boolean;
+  /** Whether a request may ask it to search the web (`web_search`): a text model whose engines all can. */
+  web_search: boolean;
+  /** Whether its inputs may be `asset://` ids of the provider's asset library: every engine of its route takes them. */
+  asset_ids: boolean;
   /** Whether a task created now would be rendered. */
   available: boolean;
   /** Why not, when not available. */
@@ -141,6 +145,8 @@ export class ModelList {
       ...base,
       inputs,
       generate_audio: capabilities.audio,
+      web_search: model.mode === 'text' && capabilities.webSearch === true,
+      asset_ids: capabilities.assetIds === true,
       available: reason === undefined,
       ...(reason && { unavailable_reason: reason }),
     };
