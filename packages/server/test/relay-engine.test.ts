@@ -4,7 +4,7 @@
  * result links (its public URL), so the tests see what the relay sent where.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { TaskFailure } from '../src/domain/errors.js';
+import { MODEL_IDS } from '../src/domain/models.js';
 import { createEngines, routeEngines } from '../src/engines/create-engines.js';
 import { parseEnginesConfig } from '../src/engines/engines-file.js';
 import { RelayEngine } from '../src/engines/relay/relay-engine.js';
@@ -20,6 +21,7 @@ import { readRelayTask, relayFailure } from '../src/engines/relay/relay-job.js';
 import type { RelayOptions } from '../src/engines/relay/relay-options.js';
 import type { RenderJob } from '../src/ports/engine.js';
 import { RunStopped } from '../src/runner/run-stopped.js';
+import { FakeArkServer } from './fakes/ark-server.js';
 import { Api } from './helpers/api.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { docsExample } from './helpers/docs-examples.js';
@@ -114,6 +116,10 @@ let resultsProxy: RecordingProxy;
 let assetServer: AssetServer;
 let key: string;
 let redPng: string;
+/** Behind the other server's models of its own `ark-text` and `ark-reference`. */
+let ark: FakeArkServer;
+const ARK_KEY = 'ark-relay-test-9Kd2Lq7Wz4Xc1Vb6';
+const ASSET_ID = 'asset://asset-20260224200602-qn7wr';
 
 function engine(options: Partial<RelayOptions> = {}): RelayEngine {
   return new RelayEngine(
@@ -157,8 +163,28 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'videogen-relay-'));
   apiProxy = await startRecordingProxy(() => upstreamUrl);
   resultsProxy = await startRecordingProxy(() => upstreamUrl);
+  ark = await FakeArkServer.start({ apiKey: ARK_KEY, cacheDir: join(dir, 'ark-cache') });
+  const enginesFile = join(dir, 'upstream-engines.yaml');
+  await writeFile(
+    enginesFile,
+    [
+      'engines:',
+      '  seedance:',
+      '    type: ark',
+      `    base_url: ${ark.baseUrl}`,
+      `    api_key: ${ARK_KEY}`,
+      '    model: dreamina-seedance-2-0-260128',
+      '    poll_interval_ms: 10',
+      'models:',
+      ...MODEL_IDS.map((id) => `  ${id}: local`),
+      '  ark-text: { route: seedance, mode: text }',
+      '  ark-reference: { route: seedance, mode: reference, image_urls: { min: 0, max: 9 } }',
+      '',
+    ].join('\n'),
+  );
   upstream = await startServer(
     serverEnv(join(dir, 'upstream-data'), {
+      VIDEOGEN_ENGINES_FILE: enginesFile,
       // Result links point at the second proxy: another origin than the relay's base URL.
       VIDEOGEN_PUBLIC_URL: resultsProxy.url,
       VIDEOGEN_WORKER_CONCURRENCY: '2',
@@ -182,6 +208,7 @@ after(async () => {
   await apiProxy?.close();
   await resultsProxy?.close();
   await assetServer?.close();
+  await ark?.close();
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -233,6 +260,43 @@ describe('relay engine', () => {
     assert.equal('generate_audio' in sent, false, 'left to the other server, which makes sound where it can');
     const facts = await assertContractVideo(job);
     assert.ok(facts.audio, "the other server's local engine made a soundtrack, and it was kept");
+  });
+
+  it("passes web_search and asset:// ids on, for the other server's engines to take or refuse", async () => {
+    const searching = relayJob({ prompt: 'the latest comet seen from a lighthouse' });
+    await engine({ model: 'ark-text' }).render(
+      { ...searching, params: { ...searching.params, web_search: true } },
+      renderContext(),
+    );
+    assert.equal(JSON.parse(createRequestOf(searching).body).web_search, true);
+    assert.deepEqual(ark.creates.at(-1)?.body.tools, [{ type: 'web_search' }]);
+    await assertContractVideo(searching);
+
+    const referenced = relayJob({
+      model: 'videogen-2.0-reference-to-video',
+      prompt: 'the woman of image 1 waves',
+    });
+    await engine({ model: 'ark-reference' }).render(
+      { ...referenced, params: { ...referenced.params, image_urls: [ASSET_ID] } },
+      renderContext(),
+    );
+    assert.deepEqual(JSON.parse(createRequestOf(referenced).body).image_urls, [ASSET_ID]);
+    const content = ark.creates.at(-1)?.body.content as { image_url?: { url: string } }[];
+    assert.ok(
+      content.some((part) => part.image_url?.url === ASSET_ID),
+      JSON.stringify(content),
+    );
+
+    // The other server's local engine can do neither: its refusal is the task's.
+    const refused = relayJob({ prompt: 'x' });
+    const error = await engine()
+      .render({ ...refused, params: { ...refused.params, web_search: true } }, renderContext())
+      .then(
+        () => assert.fail('the render should fail'),
+        (failure: unknown) => failure,
+      );
+    assert.ok(error instanceof TaskFailure);
+    assert.match(error.message, /input_not_supported/);
   });
 
   it('sends a local-only image as a data: URL, with the resolved aspect ratio', async () => {

@@ -2,7 +2,8 @@
  * The body of the `POST /v1/videos/generations` a relay engine sends: the task's own parameters, asset URLs
  * the other server can read, and no `callback_url` (this service polls, and its client's callback is its own).
  * `generate_audio` goes only when false: left out, the other server makes sound where its engines can (and a
- * server from before the field takes the request too).
+ * server from before the field takes the request too); `web_search` only when true, for the same reason.
+ * `return_last_frame` never goes: this server takes the last frame from the video it receives.
  */
 import {
   ASPECT_RATIOS,
@@ -25,6 +26,7 @@ export interface RelayCreateBody {
   video_urls?: string[];
   audio_urls?: string[];
   generate_audio?: false;
+  web_search?: true;
 }
 
 const FIXED_RATIOS = ASPECT_RATIOS.filter((r): r is FixedAspectRatio => r !== 'adaptive');
@@ -63,6 +65,7 @@ export async function relayCreateBody(job: RenderJob, model: string | undefined)
     aspect_ratio: frameRatio(job),
     seed: params.seed,
     ...(params.generate_audio ? {} : { generate_audio: false as const }),
+    ...(params.web_search && { web_search: true as const }),
   };
   const fields: [AssetField, readonly LocalAsset[]][] = [
     ['image_urls', job.images],
