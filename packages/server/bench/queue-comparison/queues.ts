@@ -32,7 +32,7 @@ import { createApiKey } from 'videogen/dist/src/accounts/api-keys.js';
 import { loadConfig } from 'videogen/dist/src/config.js';
 import type { Engine, RenderJob } from 'videogen/dist/src/ports/engine.js';
 import { type Service, startService } from 'videogen/dist/src/service.js';
-import { MIGRATION_LOCK_KEY } from 'videogen/dist/src/store/pg-database.js';
+import { MIGRATION_LOCK_KEY } from 'videogen/dist/src/store/pg/pg-database.js';
 
 const CONCURRENCY = 4;
 const LATENCY_JOBS = Number(process.env.LATENCY_JOBS ?? 200);
