@@ -7,6 +7,9 @@
  * A wake that comes while the run is not pausing (its poll is in flight, or it is submitting) is kept for its
  * next pause, which then ends at once: the poll in flight may have been answered before the change.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WakeablePause } from '../domain/wakeable-pause.js';
+
 export interface FollowedJob {
   /** Waits `ms`, or less when the job is woken; rejects with the signal's reason when it aborts. */
   pause(ms: number, signal: AbortSignal): Promise<void>;
@@ -15,42 +18,16 @@ export interface FollowedJob {
 }
 
 class Follower implements FollowedJob {
-  #woken = false;
-  #resume: (() => void) | undefined;
+  readonly #pause = new WakeablePause();
 
   constructor(private readonly onClose: (follower: Follower) => void) {}
 
   wake(): void {
-    if (this.#resume) this.#resume();
-    else this.#woken = true;
+    this.#pause.wake();
   }
 
   pause(ms: number, signal: AbortSignal): Promise<void> {
-    if (signal.aborted) return Promise.reject(signal.reason);
-    if (this.#woken) {
-      this.#woken = false;
-      return Promise.resolve();
-    }
-    return new Promise<void>((resolve, reject) => {
-      const end = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', abort);
-        this.#resume = undefined;
-      };
-      const abort = () => {
-        end();
-        reject(signal.reason);
-      };
-      const timer = setTimeout(() => {
-        end();
-        resolve();
-      }, ms);
-      signal.addEventListener('abort', abort, { once: true });
-      this.#resume = () => {
-        end();
-        resolve();
-      };
-    });
+    return this.#pause.pause((until) => sleep(ms, undefined, { signal: until }), signal);
   }
 
   close(): void {
