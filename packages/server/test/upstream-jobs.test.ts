@@ -4,7 +4,7 @@
  * in all, is asked to delete none, and every task completes with the video Ark made for it.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -15,7 +15,9 @@ import { SqliteStore } from '../src/store/sqlite/sqlite-store.js';
 import { FakeArkServer } from './fakes/ark-server.js';
 import { Api } from './helpers/api.js';
 import { writeArkEnginesFile } from './helpers/ark-engines-file.js';
+import { startAssetServer } from './helpers/asset-server.js';
 import { CuttableTcpProxy } from './helpers/cuttable-tcp-proxy.js';
+import { writeTestImage } from './helpers/media-fixtures.js';
 import { freshSchemas, postgresSuite, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { type ServerProcess, serverEnv, startServer } from './helpers/server-process.js';
 import { until } from './helpers/until.js';
@@ -23,6 +25,7 @@ import { until } from './helpers/until.js';
 const KEY = 'ark-test-key-0123456789abcdef';
 const SEEDANCE_2_FAST = 'dreamina-seedance-2-0-fast-260128';
 const MODEL = 'videogen-2.0-fast-text-to-video';
+const IMAGE_MODEL = 'videogen-2.0-fast-image-to-video';
 const TASKS = 6;
 
 let dir: string;
@@ -270,6 +273,58 @@ describe("a remote job's time limit", () => {
       assert.equal(submissions.length, 1, 'submitted once');
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe("a resumed job's inputs", () => {
+  it('are not fetched again: a picture whose link is gone since the submission does not fail the job', async () => {
+    ark.outcome = 'never-finish';
+    const picture = join(dir, 'first-frame.png');
+    await writeTestImage(picture, { width: 640, height: 360, colour: [200, 40, 40] });
+    const files: Record<string, { body: Buffer; type: string }> = {
+      '/first-frame.png': { body: await readFile(picture), type: 'image/png' },
+    };
+    const assets = await startAssetServer(files);
+    const data = join(dir, 'resumed-inputs');
+    const env = serverEnv(data, {
+      VIDEOGEN_ENGINES_FILE: await writeArkEnginesFile(join(dir, 'engines-image.yaml'), {
+        baseUrl: ark.baseUrl,
+        apiKey: KEY,
+        arkModel: SEEDANCE_2_FAST,
+        modelId: IMAGE_MODEL,
+        options: { poll_interval_ms: 50 },
+      }),
+      VIDEOGEN_SHUTDOWN_GRACE_SECONDS: '0',
+    });
+    const first = await startServer(env, 60_000);
+    servers.push(first);
+    const key = await first.firstKey();
+    const store = new SqliteStore({ path: join(data, 'videogen.db') });
+    try {
+      const { status, body } = await new Api(first.url, key).create({
+        model: IMAGE_MODEL,
+        prompt: 'the red card turns',
+        image_urls: [`${assets.url}/first-frame.png`],
+        aspect_ratio: '16:9',
+        duration: 4,
+        quality: '480p',
+      });
+      assert.equal(status, 200, JSON.stringify(body));
+      await allOnce(store, [body.id], 'the job accepted upstream', (task) => Boolean(task.upstreamJob));
+      const submissions = ark.creates.length;
+      // The link expires, the service is deployed again, and the job ends upstream.
+      delete files['/first-frame.png'];
+      await first.stop('SIGTERM');
+      const second = await startServer(env, 60_000);
+      servers.push(second);
+      ark.outcome = 'succeed';
+      const final = await new Api(second.url, key).waitForFinal(body.id, 120_000);
+      assert.equal(final.status, 'completed', JSON.stringify(final.error));
+      assert.equal(ark.creates.length, submissions, 'not submitted again');
+    } finally {
+      await store.close();
+      await assets.close();
     }
   });
 });

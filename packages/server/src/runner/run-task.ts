@@ -179,8 +179,12 @@ async function execute(
     const workDir = directory.path;
     log.info({ model: task.model, engine: task.engine }, 'task started');
 
+    // A job an earlier run submitted is resumed, never submitted again: it needs no pictures, and one whose link
+    // has expired since must not fail it; an audio reference is still laid under a video that comes without sound.
+    // An `adaptive` ratio left unresolved (its write failed) is still read from the first picture.
+    const resuming = task.upstreamJob != null && task.params.aspect_ratio !== 'adaptive';
     const assets = await downloadAssets(
-      task.params,
+      resuming ? { ...task.params, image_urls: [], video_urls: [] } : task.params,
       {
         workDir,
         dispatcher: deps.dispatcher,

@@ -102,13 +102,14 @@ export class ArkEngine extends RemoteJobEngine<ArkResult> {
   }
 
   protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<ArkResult> {
-    const plan = planArkInputs(job, this.#profile, {
-      label: this.label,
-      drop: this.#options.unsupported_inputs === 'drop',
-    });
     const upstream = this.upstream(calls);
     return {
+      // The inputs are planned here, not before: a resumed job is never submitted, and its run has no pictures.
       submit: async () => {
+        const plan = planArkInputs(job, this.#profile, {
+          label: this.label,
+          drop: this.#options.unsupported_inputs === 'drop',
+        });
         const body = await arkCreateBody(
           job,
           this.#profile,

@@ -103,14 +103,14 @@ export class ComfyUiEngine extends RemoteJobEngine<PromptResult> {
 
   /** The prompt's id is the job; its client id (whose websocket hears its progress) and dropped outputs ride along. */
   protected steps(job: RenderJob, calls: UpstreamCalls): RemoteJobSteps<PromptResult> {
-    const imageIndexes = this.#imageIndexes(job);
     let polls = 0;
     /** The websocket opened for the prompt this render queued. */
     let opened: ProgressSocket | undefined;
     return {
+      // The images are matched here, not before: a resumed job is never submitted, and its run has no pictures.
       submit: async () => {
         const values = jobValues(job);
-        for (const [placeholder, name] of await this.#uploadImages(job, imageIndexes, calls)) {
+        for (const [placeholder, name] of await this.#uploadImages(job, this.#imageIndexes(job), calls)) {
           values.set(placeholder, name);
         }
         const clientId = randomUUID();
