@@ -11,7 +11,6 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { UpstreamHandle } from '../../domain/upstream-job.js';
-import { WakeablePause } from '../../domain/wakeable-pause.js';
 import { conformVideo } from '../../media/conform-video.js';
 import type { Engine, RenderContext, RenderJob } from '../../ports/engine.js';
 import { type EngineContext, pollDispatcherOf } from '../engine-context.js';
@@ -142,7 +141,7 @@ export abstract class RemoteJobEngine<R> implements Engine {
       await mkdir(job.workDir, { recursive: true });
       await mkdir(dirname(job.outputPath), { recursive: true });
       const steps = this.steps(job, calls);
-      const woken = new WakeablePause();
+      const woken = new Wakeups();
       let stopWatching: (() => void) | undefined;
       const follow = (upstreamJob: UpstreamHandle): void => {
         stopWatching = steps.watch?.(upstreamJob, {
@@ -194,5 +193,34 @@ export abstract class RemoteJobEngine<R> implements Engine {
       throw withoutSecret(error, this.secret);
     }
     progress(1);
+  }
+}
+
+/** Ends a pause between polls early when the job's watcher says it may have changed. */
+class Wakeups {
+  #woken: AbortController | undefined;
+  /** A wake that came while no pause was under way: the next pause ends at once. */
+  #missed = false;
+
+  wake(): void {
+    if (this.#woken) this.#woken.abort();
+    else this.#missed = true;
+  }
+
+  /** Runs the pause `pausing` starts, ended early (resolving) by a wake; rejects as it does when `signal` aborts. */
+  async pause(pausing: (until: AbortSignal) => Promise<void>, signal: AbortSignal): Promise<void> {
+    if (this.#missed) {
+      this.#missed = false;
+      return;
+    }
+    const woken = new AbortController();
+    this.#woken = woken;
+    try {
+      await pausing(AbortSignal.any([signal, woken.signal]));
+    } catch (error) {
+      if (signal.aborted || !woken.signal.aborted) throw error;
+    } finally {
+      this.#woken = undefined;
+    }
   }
 }
