@@ -4,7 +4,7 @@
  * result links (its public URL), so the tests see what the relay sent where.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm } from 'node:fs/promises';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ import type { RenderJob } from '../src/ports/engine.js';
 import { RunStopped } from '../src/runner/run-stopped.js';
 import { FakeArkServer } from './fakes/ark-server.js';
 import { Api } from './helpers/api.js';
+import { writeArkEnginesFile } from './helpers/ark-engines-file.js';
 import { type AssetServer, startAssetServer } from './helpers/asset-server.js';
 import { docsExample } from './helpers/docs-examples.js';
 import { imageMeanColour, writeTestImage } from './helpers/media-fixtures.js';
@@ -164,24 +165,17 @@ before(async () => {
   apiProxy = await startRecordingProxy(() => upstreamUrl);
   resultsProxy = await startRecordingProxy(() => upstreamUrl);
   ark = await FakeArkServer.start({ apiKey: ARK_KEY, cacheDir: join(dir, 'ark-cache') });
-  const enginesFile = join(dir, 'upstream-engines.yaml');
-  await writeFile(
-    enginesFile,
-    [
-      'engines:',
-      '  seedance:',
-      '    type: ark',
-      `    base_url: ${ark.baseUrl}`,
-      `    api_key: ${ARK_KEY}`,
-      '    model: dreamina-seedance-2-0-260128',
-      '    poll_interval_ms: 10',
-      'models:',
-      ...MODEL_IDS.map((id) => `  ${id}: local`),
-      '  ark-text: { route: seedance, mode: text }',
-      '  ark-reference: { route: seedance, mode: reference, image_urls: { min: 0, max: 9 } }',
-      '',
-    ].join('\n'),
-  );
+  const enginesFile = await writeArkEnginesFile(join(dir, 'upstream-engines.yaml'), {
+    baseUrl: ark.baseUrl,
+    apiKey: ARK_KEY,
+    arkModel: 'dreamina-seedance-2-0-260128',
+    options: { poll_interval_ms: 10 },
+    models: [
+      ...MODEL_IDS.map((id) => `${id}: local`),
+      'ark-text: { route: seedance, mode: text }',
+      'ark-reference: { route: seedance, mode: reference, image_urls: { min: 0, max: 9 } }',
+    ],
+  });
   upstream = await startServer(
     serverEnv(join(dir, 'upstream-data'), {
       VIDEOGEN_ENGINES_FILE: enginesFile,

@@ -118,6 +118,18 @@ function assertUnavailable(
   assert.ok(Number.isInteger(retryAfter) && retryAfter > 0, `Retry-After ${retryAfter}`);
 }
 
+/** An engine that writes a few bytes as its video, or fails with `failure`. */
+function engine(failure: (() => Error) | undefined): Engine {
+  return {
+    name: 'instant',
+    async render(job) {
+      if (failure) throw failure();
+      await writeFile(job.outputPath, 'a video');
+    },
+    async check() {},
+  };
+}
+
 describe('a database busy past its wait', () => {
   it('answers a creation 503 overloaded with Retry-After, not 500, and stays ready', async () => {
     const server = await start();
@@ -188,18 +200,6 @@ describe('a full disk', () => {
     }
   });
 
-  /** An engine that writes a few bytes as its video, or fails with `failure`. */
-  function engine(failure: (() => Error) | undefined): Engine {
-    return {
-      name: 'instant',
-      async render(job) {
-        if (failure) throw failure();
-        await writeFile(job.outputPath, 'a video');
-      },
-      async check() {},
-    };
-  }
-
   for (const { what, failure, fault } of [
     { what: 'engine cannot write its output (ENOSPC)', failure: () => enospc('write'), fault: undefined },
     {
@@ -235,18 +235,7 @@ describe('a full disk', () => {
 
 describe('a storage that fails', () => {
   it('fails a task whose video cannot be stored with internal_error, saying so, and stays ready', async () => {
-    const server = await start(
-      { VIDEOGEN_WORKER_CONCURRENCY: '1' },
-      {
-        engine: {
-          name: 'instant',
-          async render(job) {
-            await writeFile(job.outputPath, 'a video');
-          },
-          async check() {},
-        },
-      },
-    );
+    const server = await start({ VIDEOGEN_WORKER_CONCURRENCY: '1' }, { engine: engine(undefined) });
     try {
       server.storageFaults.set(
         'putFile',

@@ -6,8 +6,10 @@ export interface ArkEnginesFile {
   readonly apiKey: string;
   /** Ark's model: `dreamina-seedance-2-0-fast-260128`. */
   readonly arkModel: string;
-  /** The model ID routed to it. */
-  readonly modelId: string;
+  /** The model ID routed to it; or `models`. */
+  readonly modelId?: string;
+  /** The file's `models:` entries, each a line (`ark-text: { route: seedance, mode: text }`), for more than one. */
+  readonly models?: readonly string[];
   /** More of the engine's options, each a `key: value` line. */
   readonly options?: Readonly<Record<string, string | number>>;
 }
@@ -25,7 +27,7 @@ export async function writeArkEnginesFile(path: string, file: ArkEnginesFile): P
       `    model: ${file.arkModel}`,
       ...options,
       'models:',
-      `  ${file.modelId}: seedance`,
+      ...(file.models ?? [`${file.modelId}: seedance`]).map((entry) => `  ${entry}`),
       '',
     ].join('\n'),
   );
