@@ -130,6 +130,16 @@ function engine(failure: (() => Error) | undefined): Engine {
   };
 }
 
+/** A text task created on `server`, once it has failed. */
+async function failedTask(server: Awaited<ReturnType<typeof start>>): Promise<PublicTask> {
+  const created = await server.api.create(TEXT);
+  assert.equal(created.status, 200);
+  return until(async () => {
+    const { body } = await server.api.get(created.body.id);
+    return body.status === 'failed' ? (body as PublicTask) : undefined;
+  }, 'the task failed');
+}
+
 describe('a database busy past its wait', () => {
   it('answers a creation 503 overloaded with Retry-After, not 500, and stays ready', async () => {
     const server = await start();
@@ -217,12 +227,7 @@ describe('a full disk', () => {
       const server = await start({ VIDEOGEN_WORKER_CONCURRENCY: '1' }, { engine: engine(failure) });
       try {
         if (fault) server.storageFaults.set(fault, () => enospc('copyfile'));
-        const created = await server.api.create(TEXT);
-        assert.equal(created.status, 200);
-        const task = await until(async () => {
-          const { body } = await server.api.get(created.body.id);
-          return body.status === 'failed' ? (body as PublicTask) : undefined;
-        }, 'the task failed');
+        const task = await failedTask(server);
         assert.equal(task.error?.code, 'storage_full');
         assert.ok(server.log.some((entry) => entry.code === 'ENOSPC' && entry.level === 50));
         assert.deepEqual(await server.readyz(), { status: 503, body: { status: 'storage_full' } });
@@ -241,12 +246,7 @@ describe('a storage that fails', () => {
         'putFile',
         () => new Error('connect ECONNREFUSED 10.0.0.9:9000 (bucket videos)'),
       );
-      const created = await server.api.create(TEXT);
-      assert.equal(created.status, 200);
-      const task = await until(async () => {
-        const { body } = await server.api.get(created.body.id);
-        return body.status === 'failed' ? (body as PublicTask) : undefined;
-      }, 'the task failed');
+      const task = await failedTask(server);
       assert.deepEqual(task.error, {
         code: 'internal_error',
         message: 'The video was generated but the server could not store it.',
