@@ -7,8 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { TaskFailure } from '../../domain/errors.js';
 import { isAssetIdUrl } from '../../domain/generation-request.js';
-import { ffmpegPath as defaultFfmpegPath } from '../../media/ffmpeg-paths.js';
-import { FfmpegProcess } from '../../media/ffmpeg-process.js';
+import { runAbortableFfmpeg } from '../../media/abortable-ffmpeg.js';
 import { mediaType } from '../../media/media-type.js';
 import type { LocalAsset } from '../../ports/engine.js';
 
@@ -27,25 +26,15 @@ export interface AudioConversion {
 async function convertToWav(asset: LocalAsset, conversion: AudioConversion): Promise<Buffer> {
   const output = join(conversion.workDir, `ark-audio-${asset.index}.wav`);
   const args = ['-v', 'error', '-nostdin', '-y', '-i', asset.path, '-map', '0:a:0', '-vn'];
-  const ffmpeg = new FfmpegProcess(
-    conversion.ffmpegPath ?? defaultFfmpegPath(),
+  await runAbortableFfmpeg(
     [...args, '-ac', '2', '-ar', '44100', '-c:a', 'pcm_s16le', output],
-    { stdin: false, stdout: false },
-  );
-  const onAbort = (): void => ffmpeg.kill();
-  conversion.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    const exit = await ffmpeg.exited;
-    conversion.signal.throwIfAborted();
-    if (exit.code !== 0) {
-      throw new TaskFailure(
+    { signal: conversion.signal, ...(conversion.ffmpegPath && { ffmpegPath: conversion.ffmpegPath }) },
+    () =>
+      new TaskFailure(
         'invalid_asset',
-        `${asset.field}[${asset.index}]: ${conversion.label} could not convert it to WAV: ${ffmpeg.describeExit(exit)}`,
-      );
-    }
-  } finally {
-    conversion.signal.removeEventListener('abort', onAbort);
-  }
+        `${asset.field}[${asset.index}]: ${conversion.label} could not convert it to WAV`,
+      ),
+  );
   return readFile(output);
 }
 
